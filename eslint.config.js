@@ -1,0 +1,26 @@
+// Lint rules: typescript-eslint's recommended set, plus the few rules that keep operations honest.
+import js from "@eslint/js";
+import tseslint from "typescript-eslint";
+
+export default tseslint.config(
+  { ignores: ["node_modules/**", "coverage/**", "web/dist/**", "docs/**"] },
+  js.configs.recommended,
+  ...tseslint.configs.recommended,
+  {
+    files: ["**/*.ts"],
+    rules: {
+      "@typescript-eslint/no-unused-vars": ["error", { argsIgnorePattern: "^_", varsIgnorePattern: "^_" }],
+      "@typescript-eslint/no-non-null-assertion": "off",
+      "no-console": ["error", { allow: [] }],
+    },
+  },
+  {
+    // Benchmarks and scripts report on the console.
+    files: ["bench/**", "test/support/reporter.ts", "scripts/**"],
+    rules: { "no-console": "off" },
+  },
+  {
+    files: ["**/*.mjs", "**/*.js"],
+    languageOptions: { globals: { process: "readonly", console: "readonly", URL: "readonly" } },
+  },
+);

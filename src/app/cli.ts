@@ -1,0 +1,140 @@
+// The `jobhouse` program: the operation commands generated from the registry, plus the process
+// lifecycles that are not operations (local start, worker start, background start, migrate).
+
+import { Command, CommanderError } from "commander";
+import { ConfigError, loadConfig, type Config } from "../core/config.js";
+import { ERROR_KINDS, ServiceError, invalid, isServiceError, unavailable } from "../core/errors.js";
+import { type AnyOperation, SYNTHETIC_ADMIN, invoke, operations } from "../operations/index.js";
+import { addOperationCommands, type Caller } from "../surfaces/cli/program.js";
+import { openService, type OpenedService } from "./context.js";
+import { callOverHttp } from "./http-caller.js";
+import { DEFAULT_PORT, runLocalServer, runWithReload } from "./local-start.js";
+import { readLiveServer } from "./server-file.js";
+import { migrateToLatest } from "../store/migrate.js";
+import { VERSION } from "./version.js";
+
+export const EXIT_USAGE = 2;
+
+export interface CliStreams {
+  out(text: string): void;
+  err(text: string): void;
+}
+
+const defaultStreams: CliStreams = {
+  out: (text) => process.stdout.write(text + "\n"),
+  err: (text) => process.stderr.write(text + "\n"),
+};
+
+/** Runs the CLI and returns its exit code (CONTRACT §7). */
+export async function runCli(argv: string[], streams: CliStreams = defaultStreams): Promise<number> {
+  let service: OpenedService | undefined;
+  let config: Config | undefined;
+  const getConfig = () => (config ??= loadConfig());
+  const getService = async () => (service ??= await openService(getConfig()));
+
+  // Operations that need chDB go to a running local server: its process holds the engine's lock.
+  const call: Caller = async (op: AnyOperation, input) => {
+    const cfg = getConfig();
+    if (op.usesColumnStore && cfg.mode === "local") {
+      const server = readLiveServer(cfg.home);
+      if (server && op.http) return callOverHttp(server.url, op, input);
+      if (server) throw unavailable(`the local server at ${server.url} holds the column store; it ran "${op.name}" when it started`);
+    }
+    const svc = await getService();
+    return invoke(op, input, { ...svc, principal: SYNTHETIC_ADMIN });
+  };
+
+  const program = new Command("jobhouse")
+    .description("Job orchestration: TypeScript jobs, ClickHouse data objects, REST + MCP + CLI")
+    .version(VERSION)
+    .showHelpAfterError()
+    .exitOverride()
+    .configureOutput({ writeOut: (t) => streams.out(t.trimEnd()), writeErr: (t) => streams.err(t.trimEnd()) });
+  addOperationCommands(program, operations, call, streams);
+  addLifecycleCommands(program, getConfig);
+  for (const command of allCommands(program)) command.exitOverride().configureOutput(program.configureOutput());
+
+  try {
+    await program.parseAsync(argv, { from: "user" });
+    return process.exitCode === undefined ? 0 : Number(process.exitCode);
+  } catch (error) {
+    return reportError(error, streams);
+  } finally {
+    await service?.close().catch(() => undefined);
+  }
+}
+
+function allCommands(command: Command): Command[] {
+  return command.commands.flatMap((c) => [c, ...allCommands(c)]);
+}
+
+function reportError(error: unknown, streams: CliStreams): number {
+  if (error instanceof CommanderError) {
+    // Help and version "errors" are successes; everything else commander raises is a usage error.
+    return error.exitCode === 0 ? 0 : EXIT_USAGE;
+  }
+  if (error instanceof ConfigError) {
+    streams.err(`error: ${error.message}`);
+    return EXIT_USAGE;
+  }
+  if (isServiceError(error)) {
+    streams.err(`error: ${error.detail} (${error.code})`);
+    return ERROR_KINDS[error.kind].exitCode;
+  }
+  streams.err(`error: unexpected failure: ${(error as Error)?.message ?? String(error)}`);
+  if (process.env.DEBUG) streams.err(String((error as Error)?.stack));
+  return ERROR_KINDS.internal.exitCode;
+}
+
+function parsePort(value: string): number {
+  const port = Number(value);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw invalid(`--port must be an integer in 0..65535, got "${value}"`);
+  return port;
+}
+
+function addLifecycleCommands(program: Command, getConfig: () => Config): void {
+  const local = program.commands.find((c) => c.name() === "local") ?? program.command("local").description("local mode commands");
+  local
+    .command("start")
+    .description("Serve REST, MCP and the web app on 127.0.0.1 with in-process workers (runs setup on first start)")
+    .option("--port <port>", "port to listen on", String(DEFAULT_PORT))
+    .option("--reload", "restart when the sources change (development)")
+    .action(async (options: { port: string; reload?: boolean }) => {
+      const port = parsePort(options.port);
+      const config = getConfig();
+      process.exitCode = options.reload ? await runWithReload(port) : await runLocalServer(config, port);
+    });
+
+  program
+    .command("migrate")
+    .description("Bring the SQL schema up to date")
+    .action(async () => {
+      const service = await openService(getConfig());
+      try {
+        const applied = await migrateToLatest(service.db);
+        program.configureOutput().writeOut?.(applied.length ? `Applied ${applied.join(", ")}` : "Schema is up to date");
+      } finally {
+        await service.close();
+      }
+    });
+
+  const refuseLocal = (what: string) => () => {
+    if (getConfig().mode === "local") {
+      throw new ServiceError("invalid", "invalid", `${what} is for distributed mode; in local mode \`jobhouse local start\` runs it in the server process`);
+    }
+    throw unavailable(`${what} arrives with the distributed mode; this build runs local mode only`);
+  };
+  const worker = program.commands.find((c) => c.name() === "worker")!;
+  worker
+    .command("start")
+    .description("Run a worker process until SIGTERM (distributed mode)")
+    .option("--max-tasks <n>", "exit after this many tasks")
+    .option("--concurrency <n>", "tasks run at once", "4")
+    .action(refuseLocal("`worker start`"));
+  program
+    .command("background")
+    .description("Background process commands")
+    .command("start")
+    .description("Run the background loop: lost workers, schedules, retention (distributed mode)")
+    .action(refuseLocal("`background start`"));
+}

@@ -1,0 +1,84 @@
+// Composition root for one process: config → store → column store → ids → the service context.
+
+import { spawn } from "node:child_process";
+import { hostname } from "node:os";
+import { fileURLToPath } from "node:url";
+import { type Clock, systemClock } from "../core/clock.js";
+import type { Config } from "../core/config.js";
+import { createIdGenerator } from "../core/ids.js";
+import { createLogger, type Logger } from "../core/log.js";
+import { type ColumnStore, openColumnStore } from "../data/client.js";
+import type { ServiceContext, WorkerSpawner } from "../operations/index.js";
+import { openStore, type Store } from "../store/db.js";
+import { migrateToLatest } from "../store/migrate.js";
+import { leaseNode, releaseNode, renewNode } from "../store/node-leases.js";
+import { PACKAGE_ROOT, VERSION } from "./version.js";
+
+export interface OpenedService extends ServiceContext {
+  /** Releases the node lease, closes the column store and the SQL pool. */
+  close(): Promise<void>;
+}
+
+export interface OpenServiceOptions {
+  clock?: Clock;
+  log?: Logger;
+  pgSchema?: string;
+  /** Long-running processes renew their snowflake node lease; one-shot CLI calls do not. */
+  longRunning?: boolean;
+}
+
+const LEASE_TTL_MS = 10 * 60_000;
+
+export async function openService(config: Config, options: OpenServiceOptions = {}): Promise<OpenedService> {
+  const clock = options.clock ?? systemClock;
+  const log = options.log ?? createLogger(config.logLevel);
+  const db = openStore(config.sql, { pgSchema: options.pgSchema });
+
+  const holder = `${hostname()}:${process.pid}:${Math.random().toString(36).slice(2, 8)}`;
+  const node = await leaseNodeOrMigrate(db, holder, clock);
+  const renewal = options.longRunning
+    ? setInterval(() => void renewNode(db, node, holder, clock.now(), LEASE_TTL_MS).catch((e) => log.warn(`node lease renewal failed: ${e}`)), LEASE_TTL_MS / 3)
+    : undefined;
+  renewal?.unref();
+
+  let columnStore: Promise<ColumnStore> | undefined;
+  const columns = () => (columnStore ??= openColumnStore(config.ch));
+
+  return {
+    config,
+    db,
+    columns,
+    clock,
+    ids: createIdGenerator(node, clock),
+    log,
+    version: VERSION,
+    spawnWorker: spawnDetachedWorker,
+    async close() {
+      if (renewal) clearInterval(renewal);
+      await releaseNode(db, node, holder).catch(() => undefined);
+      if (columnStore) await (await columnStore.catch(() => undefined))?.close();
+      await db.destroy();
+    },
+  };
+}
+
+/** On a store that was never set up the lease table is missing: migrate once, then lease. */
+async function leaseNodeOrMigrate(db: Store, holder: string, clock: Clock): Promise<number> {
+  try {
+    return await leaseNode(db, holder, clock.now(), LEASE_TTL_MS);
+  } catch (error) {
+    if (!/no such table|does not exist/i.test(String((error as Error).message))) throw error;
+    await migrateToLatest(db);
+    return leaseNode(db, holder, clock.now(), LEASE_TTL_MS);
+  }
+}
+
+/** SPEC POST /workers rule 2: a detached child running `worker start` that outlives the request. */
+const spawnDetachedWorker: WorkerSpawner = (maxTasks) => {
+  const bin = fileURLToPath(new URL("bin/jobhouse.mjs", PACKAGE_ROOT));
+  const args = [bin, "worker", "start", ...(maxTasks === null ? [] : ["--max-tasks", String(maxTasks)])];
+  const child = spawn(process.execPath, args, { detached: true, stdio: "ignore", env: process.env });
+  child.on("error", () => undefined);
+  if (child.pid === undefined) throw new Error(`could not spawn ${process.execPath}`);
+  child.unref();
+};

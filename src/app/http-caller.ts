@@ -1,0 +1,43 @@
+// Calls an operation over HTTP using its REST address: for the CLI while a local server holds chDB.
+
+import { readApiToken } from "../core/config.js";
+import { ServiceError, kindForStatus } from "../core/errors.js";
+import type { AnyOperation } from "../operations/index.js";
+
+export async function callOverHttp(baseUrl: string, op: AnyOperation, input: Record<string, unknown>): Promise<unknown> {
+  const http = op.http;
+  if (!http) throw new ServiceError("invalid", "invalid", `${op.name} has no HTTP address`);
+  const rest = { ...input };
+  const path = http.path.replace(/:([A-Za-z_]+)/g, (whole, name: string) => {
+    if (!(name in rest)) return whole;
+    const value = encodeURIComponent(String(rest[name]));
+    delete rest[name];
+    return value;
+  });
+  const url = new URL((http.absolute ? "" : "/api/v0") + path, baseUrl);
+  const init: RequestInit = { method: http.method, headers: {} as Record<string, string> };
+  if (http.method === "GET" || http.method === "DELETE") {
+    for (const [key, value] of Object.entries(rest)) {
+      if (value !== undefined) url.searchParams.set(key, typeof value === "object" ? JSON.stringify(value) : String(value));
+    }
+  } else {
+    init.body = JSON.stringify(rest);
+    (init.headers as Record<string, string>)["content-type"] = "application/json";
+  }
+  const token = readApiToken();
+  if (token) (init.headers as Record<string, string>).authorization = `Bearer ${token}`;
+
+  const response = await fetch(url, init);
+  const text = await response.text();
+  if (!response.ok) {
+    let problem: { code?: string; detail?: string } = {};
+    try {
+      problem = JSON.parse(text) as typeof problem;
+    } catch {
+      // Not a Problem body; report the status.
+    }
+    const kind = kindForStatus(response.status);
+    throw new ServiceError(kind, problem.code ?? kind, problem.detail ?? `HTTP ${response.status} from ${url}`);
+  }
+  return text === "" ? undefined : JSON.parse(text);
+}

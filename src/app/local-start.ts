@@ -1,0 +1,84 @@
+// `jobhouse local start`: setup on first start, then REST, MCP and the web app on 127.0.0.1, with
+// the in-process workers (SPEC "Backend modes": local mode runs everything in one process).
+
+import { spawn } from "node:child_process";
+import { fileURLToPath } from "node:url";
+import type { FastifyInstance } from "fastify";
+import { readApiToken, type Config } from "../core/config.js";
+import { unavailable, invalid } from "../core/errors.js";
+import { invoke, operationByName, operations, SYNTHETIC_ADMIN } from "../operations/index.js";
+import { buildHttpApp } from "../surfaces/rest/app.js";
+import { openService, type OpenedService } from "./context.js";
+import { readLiveServer, removeServerRecord, writeServerRecord } from "./server-file.js";
+import { PACKAGE_ROOT } from "./version.js";
+
+export const WEB_ROOT = fileURLToPath(new URL("web/", PACKAGE_ROOT));
+export const DEFAULT_PORT = 5255;
+
+export interface RunningServer {
+  url: string;
+  app: FastifyInstance;
+  service: OpenedService;
+  stop(): Promise<void>;
+}
+
+/** Starts the local server and returns once it listens. */
+export async function startLocalServer(config: Config, port: number): Promise<RunningServer> {
+  if (config.mode !== "local") {
+    throw invalid("`local start` needs local mode: unset SERVICE_SQL_URL and SERVICE_CH_URL (or use sqlite: and chdb:)");
+  }
+  const running = readLiveServer(config.home);
+  if (running && running.pid !== process.pid) {
+    throw unavailable(`a local server is already running at ${running.url} (pid ${running.pid}) for ${config.home}`, "already_running");
+  }
+  const service = await openService(config, { longRunning: true });
+  try {
+    await invoke(operationByName.get("setup")!, {}, { ...service, principal: SYNTHETIC_ADMIN });
+    if (readApiToken() === null) {
+      service.log.warn("SERVICE_API_TOKEN is not set: the server is open, every request is allowed");
+    }
+    const app = await buildHttpApp(service, operations, { webRoot: WEB_ROOT });
+    await app.listen({ host: "127.0.0.1", port });
+    const address = app.server.address();
+    const boundPort = typeof address === "object" && address ? address.port : port;
+    const url = `http://127.0.0.1:${boundPort}`;
+    writeServerRecord(config.home, { url, pid: process.pid });
+    service.log.info(`jobhouse ${service.version} listening on ${url} (local mode, home ${config.home})`);
+    return {
+      url,
+      app,
+      service,
+      async stop() {
+        removeServerRecord(config.home, process.pid);
+        await app.close();
+        await service.close();
+      },
+    };
+  } catch (error) {
+    await service.close();
+    throw error;
+  }
+}
+
+/** Runs until SIGINT/SIGTERM; resolves with the exit code. */
+export async function runLocalServer(config: Config, port: number): Promise<number> {
+  const server = await startLocalServer(config, port);
+  await new Promise<void>((resolve) => {
+    process.once("SIGINT", resolve);
+    process.once("SIGTERM", resolve);
+  });
+  server.service.log.info("shutting down");
+  await server.stop();
+  return 0;
+}
+
+/** `--reload`: a child server restarted by Node whenever the sources or the web app change. */
+export function runWithReload(port: number): Promise<number> {
+  const bin = fileURLToPath(new URL("bin/jobhouse.mjs", PACKAGE_ROOT));
+  const watch = ["src", "web", "examples"].map((dir) => `--watch-path=${fileURLToPath(new URL(dir, PACKAGE_ROOT))}`);
+  const child = spawn(process.execPath, [...watch, bin, "local", "start", "--port", String(port)], { stdio: "inherit" });
+  const forward = (signal: NodeJS.Signals) => child.kill(signal);
+  process.on("SIGINT", forward);
+  process.on("SIGTERM", forward);
+  return new Promise((resolve) => child.on("exit", (code) => resolve(code ?? 0)));
+}

@@ -1,0 +1,159 @@
+// The only reader of environment variables (CONTRACT §1). Everything else receives a frozen Config.
+
+import { homedir } from "node:os";
+import { isAbsolute, join, resolve } from "node:path";
+
+export type Mode = "local" | "distributed";
+export type AuthScheme = "token" | "users";
+export type PreservationModeName = "NONE" | "FULL";
+
+export interface SqlTarget {
+  dialect: "sqlite" | "postgres";
+  /** File path for SQLite, connection string for PostgreSQL. */
+  location: string;
+}
+
+export interface ColumnTarget {
+  engine: "chdb" | "server";
+  /** Data directory for chDB, base URL (credentials included) for a server. */
+  location: string;
+  database: string;
+}
+
+export interface Config {
+  mode: Mode;
+  home: string;
+  logDir: string;
+  sql: SqlTarget;
+  ch: ColumnTarget;
+  auth: AuthScheme;
+  jwtSecret: string | null;
+  jwtAccessTtlS: number;
+  jwtRefreshTtlS: number;
+  adminUsername: string | null;
+  adminPassword: string | null;
+  taskTimeoutS: number | null;
+  jobTtlDays: number;
+  defaultPreservationMode: PreservationModeName;
+  workerTimeoutS: number;
+  logLevel: "debug" | "info" | "warn" | "error";
+}
+
+/** A configuration the service refuses to start with; the message is one line for the user. */
+export class ConfigError extends Error {
+  override name = "ConfigError";
+}
+
+type Env = Record<string, string | undefined>;
+
+export function loadConfig(env: Env = process.env): Config {
+  const home = absolute(nonEmpty(env.SERVICE_HOME) ?? join(homedir(), ".jobhouse"));
+  const sqlRaw = nonEmpty(env.SERVICE_SQL_URL);
+  const chRaw = nonEmpty(env.SERVICE_CH_URL);
+  const sql = parseSqlUrl(sqlRaw, home);
+  const ch = parseChUrl(chRaw, home);
+
+  const localPair = sql.dialect === "sqlite" && ch.engine === "chdb";
+  const distributedPair = sql.dialect === "postgres" && ch.engine === "server";
+  if (!localPair && !distributedPair) {
+    throw new ConfigError(
+      `SERVICE_SQL_URL=${describe(sqlRaw)} and SERVICE_CH_URL=${describe(chRaw)} do not form a mode: ` +
+        `use sqlite: with chdb: (local) or postgres:// with http(s):// (distributed)`,
+    );
+  }
+  const mode: Mode = localPair ? "local" : "distributed";
+
+  const auth = (nonEmpty(env.SERVICE_AUTH) ?? (mode === "local" ? "token" : "users")) as AuthScheme;
+  if (auth !== "token" && auth !== "users") {
+    throw new ConfigError(`SERVICE_AUTH must be "token" or "users", got "${env.SERVICE_AUTH}"`);
+  }
+  if (auth === "users" && mode === "local") {
+    throw new ConfigError(`SERVICE_AUTH=users is refused in local mode, where user authentication is disabled`);
+  }
+  const jwtSecret = nonEmpty(env.SERVICE_JWT_SECRET) ?? null;
+
+  const preservation = (nonEmpty(env.SERVICE_DEFAULT_PRESERVATION_MODE) ?? "NONE").toUpperCase();
+  if (preservation !== "NONE" && preservation !== "FULL") {
+    throw new ConfigError(`SERVICE_DEFAULT_PRESERVATION_MODE must be NONE or FULL, got "${env.SERVICE_DEFAULT_PRESERVATION_MODE}"`);
+  }
+  const logLevel = (nonEmpty(env.SERVICE_LOG_LEVEL) ?? "info").toLowerCase();
+  if (!["debug", "info", "warn", "error"].includes(logLevel)) {
+    throw new ConfigError(`SERVICE_LOG_LEVEL must be one of debug, info, warn, error`);
+  }
+
+  return Object.freeze({
+    mode,
+    home,
+    logDir: absolute(nonEmpty(env.SERVICE_LOG_DIR) ?? join(home, "logs")),
+    sql: Object.freeze(sql),
+    ch: Object.freeze(ch),
+    auth,
+    jwtSecret,
+    jwtAccessTtlS: positiveNumber(env, "SERVICE_JWT_ACCESS_TTL", 1800)!,
+    jwtRefreshTtlS: positiveNumber(env, "SERVICE_JWT_REFRESH_TTL", 1_209_600)!,
+    adminUsername: nonEmpty(env.SERVICE_ADMIN_USERNAME) ?? null,
+    adminPassword: nonEmpty(env.SERVICE_ADMIN_PASSWORD) ?? null,
+    taskTimeoutS: positiveNumber(env, "SERVICE_TASK_TIMEOUT", null),
+    jobTtlDays: positiveNumber(env, "SERVICE_JOB_TTL_DAYS", 90)!,
+    defaultPreservationMode: preservation as PreservationModeName,
+    workerTimeoutS: positiveNumber(env, "SERVICE_WORKER_TIMEOUT", 30)!,
+    logLevel: logLevel as Config["logLevel"],
+  });
+}
+
+/**
+ * SPEC Scheme A: `SERVICE_API_TOKEN` is read on every request, so rotating it needs no restart.
+ * Kept here so this file stays the only reader of the environment.
+ */
+export function readApiToken(env: Env = process.env): string | null {
+  return nonEmpty(env.SERVICE_API_TOKEN) ?? null;
+}
+
+function parseSqlUrl(raw: string | undefined, home: string): SqlTarget {
+  if (raw === undefined) return { dialect: "sqlite", location: join(home, "local.db") };
+  if (raw.startsWith("sqlite:")) {
+    const path = raw.slice("sqlite:".length).replace(/^\/\/(?=\/)/, "");
+    return { dialect: "sqlite", location: path === "" ? join(home, "local.db") : absolute(path) };
+  }
+  if (/^postgres(ql)?:\/\//.test(raw)) return { dialect: "postgres", location: raw };
+  return { dialect: "unknown" as "sqlite", location: raw };
+}
+
+function parseChUrl(raw: string | undefined, home: string): ColumnTarget {
+  if (raw === undefined) return { engine: "chdb", location: join(home, "chdb"), database: "default" };
+  if (raw.startsWith("chdb:")) {
+    // chdb:<dir>[?database=<name>]: one engine per process, so tests isolate by database.
+    const [path = "", query = ""] = raw.slice("chdb:".length).split("?", 2);
+    const database = new URLSearchParams(query).get("database") ?? "default";
+    return { engine: "chdb", location: path === "" ? join(home, "chdb") : absolute(path), database };
+  }
+  if (/^https?:\/\//.test(raw)) {
+    const url = new URL(raw);
+    const database = decodeURIComponent(url.pathname.replace(/^\/+|\/+$/g, "")) || "default";
+    return { engine: "server", location: raw, database };
+  }
+  return { engine: "unknown" as "chdb", location: raw, database: "default" };
+}
+
+function nonEmpty(value: string | undefined): string | undefined {
+  return value === undefined || value.trim() === "" ? undefined : value.trim();
+}
+
+function absolute(path: string): string {
+  const expanded = path.startsWith("~/") ? join(homedir(), path.slice(2)) : path;
+  return isAbsolute(expanded) ? expanded : resolve(expanded);
+}
+
+function describe(raw: string | undefined): string {
+  if (raw === undefined) return "(unset)";
+  // Never echo a password from a URL.
+  return raw.replace(/\/\/([^:/@]+):[^@]*@/, "//$1:***@");
+}
+
+function positiveNumber<T extends number | null>(env: Env, name: string, fallback: T): number | T {
+  const raw = nonEmpty(env[name]);
+  if (raw === undefined) return fallback;
+  const value = Number(raw);
+  if (!Number.isFinite(value) || value <= 0) throw new ConfigError(`${name} must be a positive number, got "${raw}"`);
+  return value;
+}

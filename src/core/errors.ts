@@ -1,0 +1,85 @@
+// Service errors: the kinds an operation may raise, and the one table that maps each kind to
+// its HTTP status, title and CLI exit code (SPEC "Errors", CONTRACT §6/§7).
+
+export type ErrorKind =
+  | "not_found"
+  | "conflict"
+  | "invalid"
+  | "unauthorized"
+  | "forbidden"
+  | "unavailable"
+  | "internal";
+
+export interface ErrorKindInfo {
+  status: number;
+  title: string;
+  exitCode: number;
+}
+
+export const ERROR_KINDS: Readonly<Record<ErrorKind, ErrorKindInfo>> = {
+  not_found: { status: 404, title: "Not Found", exitCode: 1 },
+  conflict: { status: 409, title: "Conflict", exitCode: 3 },
+  invalid: { status: 422, title: "Unprocessable Entity", exitCode: 4 },
+  unauthorized: { status: 401, title: "Unauthorized", exitCode: 5 },
+  forbidden: { status: 403, title: "Forbidden", exitCode: 5 },
+  unavailable: { status: 503, title: "Service Unavailable", exitCode: 10 },
+  internal: { status: 500, title: "Internal Server Error", exitCode: 10 },
+};
+
+/** An expected failure of an operation; anything else thrown is a defect. */
+export class ServiceError extends Error {
+  readonly kind: ErrorKind;
+  /** Lowercase machine-readable code, e.g. `job_terminal`; defaults to the kind. */
+  readonly code: string;
+
+  constructor(kind: ErrorKind, code: string, detail: string) {
+    super(detail);
+    this.name = "ServiceError";
+    this.kind = kind;
+    this.code = code;
+  }
+
+  get detail(): string {
+    return this.message;
+  }
+
+  get status(): number {
+    return ERROR_KINDS[this.kind].status;
+  }
+}
+
+export const notFound = (detail: string, code = "not_found") => new ServiceError("not_found", code, detail);
+export const conflict = (detail: string, code = "conflict") => new ServiceError("conflict", code, detail);
+export const invalid = (detail: string, code = "invalid") => new ServiceError("invalid", code, detail);
+export const unauthorized = (detail: string) => new ServiceError("unauthorized", "unauthorized", detail);
+export const forbidden = (detail: string) => new ServiceError("forbidden", "forbidden", detail);
+export const unavailable = (detail: string, code = "unavailable") => new ServiceError("unavailable", code, detail);
+
+export const isServiceError = (e: unknown): e is ServiceError => e instanceof ServiceError;
+
+/** The wire form of an error (SPEC "Problem"). */
+export interface ProblemBody {
+  title: string;
+  status: number;
+  detail: string;
+  code: string;
+}
+
+export function toProblem(error: ServiceError): ProblemBody {
+  const info = ERROR_KINDS[error.kind];
+  return { title: info.title, status: info.status, detail: error.detail, code: error.code };
+}
+
+/** A defect answered without leaking internals; the caller logs the original. */
+export const internalProblem = (): ProblemBody => ({
+  title: ERROR_KINDS.internal.title,
+  status: 500,
+  detail: "An unexpected error occurred; it has been logged.",
+  code: "internal",
+});
+
+/** The kind behind an HTTP status, for clients that receive Problems (the CLI's HTTP caller). */
+export function kindForStatus(status: number): ErrorKind {
+  const found = (Object.keys(ERROR_KINDS) as ErrorKind[]).find((kind) => ERROR_KINDS[kind].status === status);
+  return found ?? (status >= 500 ? "internal" : "invalid");
+}

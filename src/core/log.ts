@@ -1,0 +1,24 @@
+// Minimal leveled logger writing one line per event to stderr (stdout belongs to CLI output).
+
+export type LogLevel = "debug" | "info" | "warn" | "error";
+const ORDER: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40 };
+
+export interface Logger {
+  debug(msg: string, extra?: Record<string, unknown>): void;
+  info(msg: string, extra?: Record<string, unknown>): void;
+  warn(msg: string, extra?: Record<string, unknown>): void;
+  error(msg: string, extra?: Record<string, unknown>): void;
+}
+
+export function createLogger(level: LogLevel = "info", write: (line: string) => void = (l) => process.stderr.write(l)): Logger {
+  const emit = (at: LogLevel) => (msg: string, extra?: Record<string, unknown>) => {
+    if (ORDER[at] < ORDER[level]) return;
+    const tail = extra && Object.keys(extra).length ? " " + JSON.stringify(extra, jsonSafe) : "";
+    write(`${new Date().toISOString()} ${at === "warn" ? "WARNING" : at.toUpperCase()} ${msg}${tail}\n`);
+  };
+  return { debug: emit("debug"), info: emit("info"), warn: emit("warn"), error: emit("error") };
+}
+
+const jsonSafe = (_k: string, v: unknown) => (typeof v === "bigint" ? v.toString() : v);
+
+export const silentLogger: Logger = { debug() {}, info() {}, warn() {}, error() {} };

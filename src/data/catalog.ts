@@ -1,0 +1,90 @@
+// Facts about tables read from ClickHouse's system tables: sizes from system.parts, columns from
+// system.columns, engine and sorting key from system.tables.
+
+import type { ColumnStore } from "./client.js";
+import { sql } from "./sql.js";
+
+export interface TableStats {
+  rowCount: number;
+  sizeBytes: number;
+}
+
+export interface ColumnInfo {
+  name: string;
+  type: string;
+  nullable: boolean;
+  arrayDepth: number;
+  lowCardinality: boolean;
+}
+
+export interface TableSchema {
+  columns: ColumnInfo[];
+  orderBy: string | null;
+  engine: string;
+}
+
+/** Row counts and sizes of many tables in one query; a table without parts counts zero. */
+export async function readTableStats(store: ColumnStore, tables: string[]): Promise<Map<string, TableStats>> {
+  const stats = new Map<string, TableStats>();
+  if (tables.length === 0) return stats;
+  const rows = await store.query<{ table: string; rows: string | number; bytes: string | number }>(sql`
+    SELECT table, sum(rows) AS rows, sum(bytes_on_disk) AS bytes
+    FROM system.parts
+    WHERE database = ${store.database} AND active AND has(${tables}, table)
+    GROUP BY table`);
+  for (const row of rows) stats.set(row.table, { rowCount: Number(row.rows), sizeBytes: Number(row.bytes) });
+  return stats;
+}
+
+export async function tableExists(store: ColumnStore, table: string): Promise<boolean> {
+  const rows = await store.query<{ n: number | string }>(
+    sql`SELECT count() AS n FROM system.tables WHERE database = ${store.database} AND name = ${table}`,
+  );
+  return Number(rows[0]?.n ?? 0) > 0;
+}
+
+export async function readTableSchema(store: ColumnStore, table: string): Promise<TableSchema | null> {
+  const tables = await store.query<{ engine: string; sorting_key: string }>(
+    sql`SELECT engine, sorting_key FROM system.tables WHERE database = ${store.database} AND name = ${table}`,
+  );
+  const info = tables[0];
+  if (!info) return null;
+  const columns = await store.query<{ name: string; type: string }>(
+    sql`SELECT name, type FROM system.columns WHERE database = ${store.database} AND table = ${table} ORDER BY position`,
+  );
+  return { columns: columns.map((c) => describeColumn(c.name, c.type)), orderBy: info.sorting_key || null, engine: info.engine };
+}
+
+/** Splits a ClickHouse type into its base type and the wrappers (CONTRACT §5 ColumnView). */
+export function describeColumn(name: string, type: string): ColumnInfo {
+  let base = type.trim();
+  let arrayDepth = 0;
+  let nullable = false;
+  let lowCardinality = false;
+  for (;;) {
+    const inner = unwrap(base, "Array");
+    if (inner !== null) {
+      arrayDepth += 1;
+      base = inner;
+      continue;
+    }
+    const lc = unwrap(base, "LowCardinality");
+    if (lc !== null) {
+      lowCardinality = true;
+      base = lc;
+      continue;
+    }
+    const n = unwrap(base, "Nullable");
+    if (n !== null) {
+      nullable = true;
+      base = n;
+      continue;
+    }
+    break;
+  }
+  return { name, type: base, nullable, arrayDepth, lowCardinality };
+}
+
+function unwrap(type: string, wrapper: string): string | null {
+  return type.startsWith(wrapper + "(") && type.endsWith(")") ? type.slice(wrapper.length + 1, -1).trim() : null;
+}

@@ -1,0 +1,71 @@
+// Wire schemas shared by every resource: ids, refs, timestamps, paging, Problem (SPEC "Shared models").
+
+import { z } from "zod";
+
+/** CONTRACT §2: ids travel as strings of decimal digits. */
+export const IdString = z.string().regex(/^\d{1,20}$/).describe("Snowflake id as a decimal string");
+
+const MAX_ID = (1n << 63n) - 1n;
+
+/** An id as input: a string of digits or an integer; handlers receive a bigint. */
+export const IdInput = z
+  .union([z.string().regex(/^\d{1,19}$/, "must be a string of decimal digits"), z.number().int().nonnegative()])
+  .describe("Snowflake id: a string of decimal digits or an integer")
+  .transform((value, ctx) => {
+    const id = BigInt(value);
+    if (id > MAX_ID) {
+      ctx.addIssue({ code: "custom", message: "id is out of range" });
+      return z.NEVER;
+    }
+    return id;
+  });
+
+/** SPEC RefId: a numeric id or a human-readable name (CONTRACT §4: all digits means an id). */
+export const RefId = z
+  .union([z.number().int().nonnegative(), z.string().min(1).max(200)])
+  .describe("Numeric id or name; an all-digit string is an id, any other string the most recent of that name")
+  .transform((value) => String(value));
+
+export const Timestamp = z.string().describe("ISO 8601 UTC timestamp with milliseconds");
+export const NullableTimestamp = Timestamp.nullable();
+
+/** A datetime filter bound given by a caller; any ISO 8601 form with a zone is accepted. */
+export const DateTimeInput = z
+  .string()
+  .describe("ISO 8601 datetime, e.g. 2026-11-22T15:04:05Z")
+  .transform((value, ctx) => {
+    const ms = Date.parse(value);
+    if (!/^\d{4}-\d{2}-\d{2}/.test(value) || Number.isNaN(ms)) {
+      ctx.addIssue({ code: "custom", message: "must be an ISO 8601 datetime" });
+      return z.NEVER;
+    }
+    return ms;
+  });
+
+export const DEFAULT_LIMIT = 50;
+export const MAX_LIMIT = 500;
+
+/** CONTRACT §2: limit defaults to 50 and is at most 500; more is 422. */
+export const Limit = z.number().int().min(1).max(MAX_LIMIT).default(DEFAULT_LIMIT).describe("Page size (1-500)");
+export const Cursor = z.string().max(512).describe("Opaque cursor from a previous page's next_cursor");
+
+export const JsonObject = z.record(z.string(), z.unknown());
+
+export const Page = <T extends z.ZodType>(item: T) =>
+  z.object({
+    items: z.array(item),
+    total: z.number().int().nonnegative().describe("Every item matching the filter"),
+    next_cursor: z.string().nullable().describe("Cursor of the next page; null on the last page"),
+  });
+
+export type PageOf<T> = { items: T[]; total: number; next_cursor: string | null };
+
+export const Problem = z.object({
+  title: z.string(),
+  status: z.number().int(),
+  detail: z.string(),
+  code: z.string().describe("Lowercase error code"),
+});
+
+/** For operations that answer with no body (HTTP 204). */
+export const NoContent = z.void();

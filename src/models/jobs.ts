@@ -1,0 +1,105 @@
+// Job and registered-job wire models (SPEC "Orchestration models", CONTRACT §2-§4).
+
+import { z } from "zod";
+import { Cursor, DateTimeInput, IdString, JsonObject, Limit, NullableTimestamp, Timestamp } from "./common.js";
+import { TaskView } from "./tasks.js";
+
+export const JobStatus = z.enum(["PENDING", "RUNNING", "COMPLETED", "FAILED", "CANCELLED"]);
+export const RunType = z.enum(["MANUAL", "SCHEDULED"]);
+export const PreservationMode = z.enum(["NONE", "FULL"]);
+export type JobStatus = z.infer<typeof JobStatus>;
+
+export const TERMINAL_JOB_STATUSES: readonly JobStatus[] = ["COMPLETED", "FAILED", "CANCELLED"];
+
+export const JobView = z.object({
+  id: IdString,
+  name: z.string(),
+  status: JobStatus,
+  run_type: RunType,
+  preservation_mode: PreservationMode,
+  created_at: Timestamp,
+  started_at: NullableTimestamp,
+  completed_at: NullableTimestamp,
+  error: z.string().nullable(),
+  total_tasks: z.number().int().nonnegative(),
+  completed_tasks: z.number().int().nonnegative(),
+});
+export type JobView = z.infer<typeof JobView>;
+
+export const JobDetail = JobView.extend({
+  entrypoint: z.string(),
+  kwargs: JsonObject,
+  result_ref: z.unknown().nullable().describe("The entry task's result_ref once the job completed"),
+  tasks: z.array(TaskView),
+  duration_ms: z.number().int().nullable().describe("completed_at (or now) minus started_at; null before start"),
+});
+export type JobDetail = z.infer<typeof JobDetail>;
+
+export const TaskStats = z.object({
+  task_id: IdString,
+  name: z.string(),
+  status: z.string(),
+  attempt: z.number().int(),
+  queue_ms: z.number().int().nullable().describe("From ready to started"),
+  exec_ms: z.number().int().nullable().describe("From started to completed (or now)"),
+});
+
+export const JobStatsView = z.object({
+  job_id: IdString,
+  job_name: z.string(),
+  status: JobStatus,
+  status_counts: z.record(z.string(), z.number().int()),
+  wall_time_ms: z.number().int().nullable(),
+  exec_time_ms: z.number().int(),
+  tasks: z.array(TaskStats),
+});
+export type JobStatsView = z.infer<typeof JobStatsView>;
+
+export const JobListFilter = z.object({
+  status: JobStatus.optional(),
+  name: z.string().min(1).max(200).optional(),
+  since: DateTimeInput.optional().describe("Only jobs created at or after this time"),
+  limit: Limit,
+  cursor: Cursor.optional(),
+});
+
+export const RunJobRequest = z.object({
+  name: z.string().min(1).max(500).describe("A registered job's name, or an entrypoint module:export"),
+  kwargs: JsonObject.default({}).describe("Arguments of the job function; registered defaults merge under them"),
+  preservation_mode: PreservationMode.optional(),
+});
+
+/** A 5-field cron expression, or null for manual-only. */
+const Schedule = z.string().min(1).max(200).nullable();
+
+export const RegisterJobRequest = z.object({
+  entrypoint: z.string().min(3).max(500).describe("<module>:<export>, e.g. examples/sales.ts:salesPipeline"),
+  name: z.string().regex(/^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$/).optional().describe("Defaults to the job's own name"),
+  schedule: Schedule.default(null),
+  timezone: z.string().min(1).max(64).nullable().default(null).describe("IANA zone for the schedule; UTC when null"),
+  defaults: JsonObject.default({}),
+  preservation_mode: PreservationMode.nullable().default(null),
+  enabled: z.boolean().default(true),
+});
+
+export const RegisteredJobView = z.object({
+  name: z.string(),
+  entrypoint: z.string(),
+  schedule: z.string().nullable(),
+  timezone: z.string().nullable(),
+  enabled: z.boolean(),
+  defaults: JsonObject,
+  preservation_mode: PreservationMode.nullable(),
+  next_run_at: NullableTimestamp,
+  created_at: Timestamp,
+});
+export type RegisteredJobView = z.infer<typeof RegisteredJobView>;
+
+export const RegisteredJobFilter = z.object({
+  enabled: z.boolean().optional(),
+  name: z.string().min(1).max(200).optional().describe("Names starting with this text"),
+  limit: Limit,
+  cursor: Cursor.optional(),
+});
+
+export const RegisteredJobName = z.object({ name: z.string().min(1).max(200) });

@@ -1,0 +1,63 @@
+// Data object wire models (SPEC "Data models", CONTRACT §5).
+
+import { z } from "zod";
+import { Cursor, DateTimeInput, IdString, Limit, Timestamp } from "./common.js";
+
+export const Scope = z.enum(["temp", "job", "global"]);
+export type Scope = z.infer<typeof Scope>;
+
+export const ColumnView = z.object({
+  name: z.string(),
+  type: z.string().describe("Base type without Nullable/Array/LowCardinality wrappers"),
+  nullable: z.boolean(),
+  array_depth: z.number().int().nonnegative(),
+  low_cardinality: z.boolean(),
+});
+
+export const SchemaView = z.object({
+  columns: z.array(ColumnView),
+  order_by: z.string().nullable(),
+  engine: z.string(),
+});
+
+export const ObjectView = z.object({
+  name: z.string(),
+  table: z.string(),
+  scope: Scope,
+  persistent: z.boolean(),
+  row_count: z.number().int().nonnegative(),
+  size_bytes: z.number().int().nonnegative(),
+  created_at: Timestamp,
+  job_id: IdString.nullable(),
+});
+export type ObjectView = z.infer<typeof ObjectView>;
+
+export const LineageSummary = z.object({
+  produced_by: z.object({ job_id: IdString.nullable(), task_id: IdString.nullable(), operation: z.string() }).nullable(),
+  upstream: z.array(z.string()),
+  downstream: z.array(z.string()),
+});
+
+export const ObjectDetail = ObjectView.extend({
+  table_schema: SchemaView,
+  lineage_summary: LineageSummary,
+});
+export type ObjectDetail = z.infer<typeof ObjectDetail>;
+
+export const ObjectName = z.string().min(1).max(200);
+
+export const ObjectFilter = z.object({
+  prefix: z.string().min(1).max(200).optional(),
+  scope: Scope.optional(),
+  limit: Limit,
+  cursor: Cursor.optional(),
+});
+
+export const PurgeRequest = z.object({
+  prefix: z.string().min(1).max(200).optional(),
+  scope: Scope.optional(),
+  before: DateTimeInput.optional().describe("Only objects created before this time"),
+  after: DateTimeInput.optional().describe("Only objects created after this time"),
+});
+
+export const PurgeResult = z.object({ deleted: z.array(z.string()) });

@@ -1,0 +1,24 @@
+// Health, setup and identity wire models.
+
+import { z } from "zod";
+
+export const HealthView = z.object({
+  status: z.literal("ok"),
+  mode: z.enum(["local", "distributed"]),
+  version: z.string(),
+  time: z.string(),
+});
+
+export const SetupResult = z.object({
+  home: z.string(),
+  sql: z.string(),
+  column_store: z.string(),
+  migrations_applied: z.array(z.string()),
+});
+
+export const Role = z.enum(["admin", "viewer"]);
+export type Role = z.infer<typeof Role>;
+export const ROLE_ADMIN: Role = "admin";
+export const ROLE_VIEWER: Role = "viewer";
+
+export const MeView = z.object({ id: z.string(), username: z.string(), role: Role });

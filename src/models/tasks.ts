@@ -1,0 +1,49 @@
+// Task wire models (SPEC "Orchestration models", CONTRACT §3-§4).
+
+import { z } from "zod";
+import { IdInput, IdString, JsonObject, NullableTimestamp, Timestamp } from "./common.js";
+
+export const TaskStatus = z.enum(["PENDING", "CLAIMED", "RUNNING", "COMPLETED", "FAILED", "SKIPPED", "CANCELLED"]);
+export type TaskStatus = z.infer<typeof TaskStatus>;
+export const TERMINAL_TASK_STATUSES: readonly TaskStatus[] = ["COMPLETED", "FAILED", "SKIPPED", "CANCELLED"];
+
+export const TaskView = z.object({
+  id: IdString,
+  job_id: IdString,
+  name: z.string(),
+  entrypoint: z.string(),
+  status: TaskStatus,
+  attempt: z.number().int().nonnegative(),
+  created_at: Timestamp,
+  started_at: NullableTimestamp,
+  completed_at: NullableTimestamp,
+  error: z.string().nullable(),
+});
+export type TaskView = z.infer<typeof TaskView>;
+
+export const TaskDetail = TaskView.extend({
+  kwargs: JsonObject,
+  result_ref: z.unknown().nullable().describe("Plain JSON result, {object: name} or {task_id: id}"),
+  log_path: z.string().nullable(),
+  worker_id: IdString.nullable(),
+  max_attempts: z.number().int().positive(),
+  depends_on: z.array(IdString),
+});
+export type TaskDetail = z.infer<typeof TaskDetail>;
+
+export const TaskLogsView = z.object({
+  task_id: IdString,
+  attempt: z.number().int().nonnegative().nullable(),
+  available: z.boolean().describe("False when the log file is missing or on another host"),
+  path: z.string().nullable(),
+  size_bytes: z.number().int().nonnegative().nullable(),
+  content: z.string().describe("The last 1 MiB of the log"),
+  truncated: z.boolean(),
+});
+export type TaskLogsView = z.infer<typeof TaskLogsView>;
+
+export const TaskIdInput = z.object({ id: IdInput });
+export const TaskLogsInput = z.object({
+  id: IdInput,
+  attempt: z.number().int().nonnegative().optional().describe("Defaults to the latest attempt that started"),
+});

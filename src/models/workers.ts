@@ -1,0 +1,32 @@
+// Worker wire models (SPEC "Orchestration models", CONTRACT §3).
+
+import { z } from "zod";
+import { Cursor, IdInput, IdString, Limit, NullableTimestamp, Timestamp } from "./common.js";
+
+export const WorkerStatus = z.enum(["ACTIVE", "STOPPING", "STOPPED", "LOST"]);
+export type WorkerStatus = z.infer<typeof WorkerStatus>;
+
+export const WorkerView = z.object({
+  id: IdString,
+  status: WorkerStatus,
+  hostname: z.string(),
+  pid: z.number().int(),
+  concurrency: z.number().int().positive(),
+  started_at: Timestamp,
+  last_heartbeat: NullableTimestamp,
+  tasks_completed: z.number().int().nonnegative(),
+  tasks_failed: z.number().int().nonnegative(),
+});
+export type WorkerView = z.infer<typeof WorkerView>;
+
+export const WorkerFilter = z.object({
+  status: WorkerStatus.optional(),
+  limit: Limit,
+  cursor: Cursor.optional(),
+});
+
+export const StartWorkerRequest = z.object({
+  max_tasks: z.number().int().positive().nullable().optional().describe("Stop after this many tasks; unlimited when omitted"),
+});
+
+export const WorkerIdInput = z.object({ id: IdInput });

@@ -1,0 +1,39 @@
+// What every operation handler receives: the stores, the clock, the id generator and the caller.
+
+import type { Clock } from "../core/clock.js";
+import type { Config } from "../core/config.js";
+import type { IdGenerator } from "../core/ids.js";
+import type { Logger } from "../core/log.js";
+import type { ColumnStore } from "../data/client.js";
+import type { Store } from "../store/db.js";
+
+export type Role = "admin" | "viewer";
+
+/** SPEC "Principal (internal)". */
+export interface Principal {
+  user_id: string;
+  username: string;
+  role: Role;
+}
+
+/** CONTRACT §8 / SPEC Scheme B rule 7: with auth disabled every caller is this admin. */
+export const SYNTHETIC_ADMIN: Principal = Object.freeze({ user_id: "0", username: "admin", role: "admin" });
+
+/** Starts a detached `worker start` process (distributed mode); throws when the spawn fails. */
+export type WorkerSpawner = (maxTasks: number | null) => void;
+
+export interface ServiceContext {
+  readonly config: Config;
+  readonly db: Store;
+  /** The column store opens on first use: most operations never need it. */
+  readonly columns: () => Promise<ColumnStore>;
+  readonly clock: Clock;
+  readonly ids: IdGenerator;
+  readonly log: Logger;
+  readonly version: string;
+  readonly spawnWorker: WorkerSpawner;
+}
+
+export interface OperationContext extends ServiceContext {
+  readonly principal: Principal;
+}

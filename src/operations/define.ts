@@ -1,0 +1,53 @@
+// The shape of an operation: data (name, schemas, surface addresses) plus one handler
+// (ARCHITECTURE "The shape of an operation"). Surfaces are loops over these definitions.
+
+import { z } from "zod";
+import type { OperationContext } from "./context.js";
+
+export type HttpMethod = "GET" | "POST" | "PUT" | "DELETE";
+
+export interface HttpBinding {
+  method: HttpMethod;
+  /** Relative to /api/v0 unless `absolute`; `:name` segments are path parameters. */
+  path: string;
+  /** Success status; 200 unless given. 204 sends no body. */
+  status?: number;
+  /** Mounted outside /api/v0 (e.g. GET /health). */
+  absolute?: boolean;
+  /** A `Location` header for the response, from the output. */
+  location?: (output: never) => string;
+}
+
+export interface CliBinding {
+  /** Words then positional arguments, e.g. "job cancel <ref>". */
+  command: string;
+  /** Columns of the human table for list results (fields of the items). */
+  columns?: string[];
+  /** The one-line confirmation printed by mutating commands. */
+  confirm?: (output: never) => string;
+}
+
+export interface Operation<I extends z.ZodType = z.ZodType, O extends z.ZodType = z.ZodType> {
+  name: string;
+  summary: string;
+  description?: string;
+  /** Mutating operations need the admin role. */
+  mutates: boolean;
+  input: I;
+  output: O;
+  http?: HttpBinding;
+  cli?: CliBinding;
+  /** Exposed as an MCP tool; SPEC lists exactly 17. */
+  mcp: boolean;
+  /** Needs the column store: the CLI sends these to a running local server (chDB's lock). */
+  usesColumnStore?: boolean;
+  handler(input: z.output<I>, ctx: OperationContext): Promise<z.input<O>>;
+}
+
+export type AnyOperation = Operation<z.ZodType, z.ZodType>;
+
+/** Inputs are strict: an unknown field is a typo to report, not something to ignore. */
+export function defineOperation<I extends z.ZodType, O extends z.ZodType>(op: Operation<I, O>): Operation<I, O> {
+  const input = op.input instanceof z.ZodObject ? (op.input.strict() as unknown as I) : op.input;
+  return { ...op, input };
+}

@@ -1,0 +1,61 @@
+// The registry: every operation the service offers, on one screen. Surfaces loop over it.
+
+import type { AnyOperation } from "./define.js";
+import { cancelJob } from "./jobs/cancel-job.js";
+import { getJob } from "./jobs/get-job.js";
+import { jobStats } from "./jobs/job-stats.js";
+import { listJobs } from "./jobs/list-jobs.js";
+import { runJob } from "./jobs/run-job.js";
+import { deleteObject } from "./objects/delete-object.js";
+import { getObject } from "./objects/get-object.js";
+import { listObjects } from "./objects/list-objects.js";
+import { purgeObjects } from "./objects/purge-objects.js";
+import { listRegisteredJobs } from "./registered-jobs/list-registered-jobs.js";
+import { registerJob } from "./registered-jobs/register-job.js";
+import { disableJob, enableJob } from "./registered-jobs/set-enabled.js";
+import { health } from "./system/health.js";
+import { getMe } from "./system/me.js";
+import { setup } from "./system/setup.js";
+import { getTask } from "./tasks/get-task.js";
+import { getTaskLogs } from "./tasks/get-task-logs.js";
+import { listWorkers } from "./workers/list-workers.js";
+import { startWorker } from "./workers/start-worker.js";
+import { stopWorker } from "./workers/stop-worker.js";
+
+export const operations: readonly AnyOperation[] = [
+  // jobs
+  listJobs,
+  getJob,
+  jobStats,
+  cancelJob,
+  runJob,
+  // registered jobs
+  registerJob,
+  listRegisteredJobs,
+  enableJob,
+  disableJob,
+  // workers
+  listWorkers,
+  startWorker,
+  stopWorker,
+  // objects
+  listObjects,
+  getObject,
+  deleteObject,
+  purgeObjects,
+  // tasks
+  getTask,
+  getTaskLogs,
+  // system
+  health,
+  getMe,
+  setup,
+] as unknown as AnyOperation[];
+
+export const operationByName = new Map(operations.map((op) => [op.name, op]));
+
+export { invoke, describeIssues } from "./invoke.js";
+export type { AnyOperation, Operation, HttpBinding, CliBinding } from "./define.js";
+export type { OperationContext, ServiceContext, Principal, Role } from "./context.js";
+export { SYNTHETIC_ADMIN } from "./context.js";
+export type { WorkerSpawner } from "./context.js";

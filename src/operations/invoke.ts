@@ -1,0 +1,34 @@
+// The one entry point every surface calls: validate input, check the role, run, validate output.
+
+import type { z } from "zod";
+import { forbidden, invalid } from "../core/errors.js";
+import type { OperationContext } from "./context.js";
+import type { Operation } from "./define.js";
+
+export async function invoke<I extends z.ZodType, O extends z.ZodType>(
+  op: Operation<I, O>,
+  rawInput: unknown,
+  ctx: OperationContext,
+): Promise<z.output<O>> {
+  const parsed = op.input.safeParse(rawInput ?? {});
+  // Zod issues become `invalid` here and nowhere else.
+  if (!parsed.success) throw invalid(describeIssues(parsed.error));
+  if (op.mutates && ctx.principal.role !== "admin") {
+    throw forbidden(`${op.name} needs the admin role; ${ctx.principal.username} is ${ctx.principal.role}`);
+  }
+  const result = await op.handler(parsed.data, ctx);
+  // A handler returning the wrong shape is a defect: parse throws and the surface answers 500.
+  return op.output.parse(result);
+}
+
+/** "limit: Too big: expected number to be <=500; kwargs.n: …" */
+export function describeIssues(error: z.ZodError): string {
+  return error.issues
+    .slice(0, 5)
+    .map((issue) => {
+      const path = issue.path.map(String).join(".");
+      const message = issue.code === "unrecognized_keys" ? `unknown field(s) ${issue.keys.join(", ")}` : issue.message;
+      return path ? `${path}: ${message}` : message;
+    })
+    .join("; ");
+}

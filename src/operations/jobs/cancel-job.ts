@@ -1,0 +1,34 @@
+// cancel_job: a PENDING or RUNNING job and every unfinished task become CANCELLED.
+
+import { z } from "zod";
+import { conflict } from "../../core/errors.js";
+import { RefId } from "../../models/common.js";
+import { JobView } from "../../models/jobs.js";
+import { countTasksOfJob, markJobCancelled } from "../../store/jobs.js";
+import { cancelTasksOfJob } from "../../store/tasks.js";
+import { defineOperation } from "../define.js";
+import { requireJob } from "../lookups.js";
+import { toJobView } from "../views.js";
+
+export const cancelJob = defineOperation({
+  name: "cancel_job",
+  summary: "Cancel a job and every task that has not finished",
+  description: "Running tasks see their AbortSignal fire. A job that already ended gives 409 job_terminal.",
+  mutates: true,
+  mcp: true,
+  input: z.object({ ref: RefId }),
+  output: JobView,
+  http: { method: "POST", path: "/jobs/:ref/cancel" },
+  cli: { command: "job cancel <ref>", confirm: (job: JobView) => `Cancelled job ${job.id} (${job.name})` },
+  async handler({ ref }, { db, clock }) {
+    const job = await requireJob(db, ref);
+    const cancelled = await db.transaction().execute(async (tx) => {
+      const row = await markJobCancelled(tx, job.id, clock.now());
+      if (row) await cancelTasksOfJob(tx, job.id, clock.now());
+      return row;
+    });
+    // Nothing updated: someone finished or cancelled it first.
+    if (!cancelled) throw conflict(`job ${job.id} is already ${(await requireJob(db, job.id.toString())).status}`, "job_terminal");
+    return toJobView(cancelled, await countTasksOfJob(db, job.id));
+  },
+});

@@ -1,0 +1,56 @@
+// job_stats: status counts, wall and execution time, per-task queue and execution time.
+
+import { z } from "zod";
+import { RefId } from "../../models/common.js";
+import { JobStatsView } from "../../models/jobs.js";
+import { TaskStatus } from "../../models/tasks.js";
+import type { TaskRow } from "../../store/schema.js";
+import { listTasksOfJob } from "../../store/tasks.js";
+import { defineOperation } from "../define.js";
+import { requireJob } from "../lookups.js";
+
+const ms = (v: bigint | null): number | null => (v === null ? null : Number(v));
+
+function taskTimes(task: TaskRow, now: number) {
+  const ready = ms(task.ready_at);
+  const started = ms(task.started_at);
+  const completed = ms(task.completed_at);
+  return {
+    queue_ms: ready !== null && started !== null ? Math.max(0, started - ready) : null,
+    exec_ms: started !== null ? Math.max(0, (completed ?? now) - started) : null,
+  };
+}
+
+export const jobStats = defineOperation({
+  name: "job_stats",
+  summary: "Statistics of a job: task counts by status, wall and execution time, per-task timings",
+  mutates: false,
+  mcp: true,
+  input: z.object({ ref: RefId }),
+  output: JobStatsView,
+  http: { method: "GET", path: "/jobs/:ref/stats" },
+  cli: { command: "job stats <ref>" },
+  async handler({ ref }, { db, clock }) {
+    const job = await requireJob(db, ref);
+    const tasks = await listTasksOfJob(db, job.id);
+    const now = clock.now();
+    const statusCounts = Object.fromEntries(TaskStatus.options.map((s) => [s, 0])) as Record<string, number>;
+    let execTime = 0;
+    const perTask = tasks.map((task) => {
+      statusCounts[task.status] = (statusCounts[task.status] ?? 0) + 1;
+      const times = taskTimes(task, now);
+      execTime += times.exec_ms ?? 0;
+      return { task_id: task.id.toString(), name: task.name, status: task.status, attempt: Number(task.attempt), ...times };
+    });
+    const started = ms(job.started_at);
+    return {
+      job_id: job.id.toString(),
+      job_name: job.name,
+      status: job.status as JobStatsView["status"],
+      status_counts: statusCounts,
+      wall_time_ms: started === null ? null : Math.max(0, (ms(job.completed_at) ?? now) - started),
+      exec_time_ms: execTime,
+      tasks: perTask,
+    };
+  },
+});

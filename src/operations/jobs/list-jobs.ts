@@ -1,0 +1,32 @@
+// list_jobs: a filtered page of jobs, newest first.
+
+import { Page } from "../../models/common.js";
+import { JobListFilter, JobView } from "../../models/jobs.js";
+import { listJobs as listJobRows } from "../../store/jobs.js";
+import { defineOperation } from "../define.js";
+import { toJobView } from "../views.js";
+
+export const listJobs = defineOperation({
+  name: "list_jobs",
+  summary: "List jobs, newest first, filtered by status, name and creation time",
+  mutates: false,
+  mcp: true,
+  input: JobListFilter,
+  output: Page(JobView),
+  http: { method: "GET", path: "/jobs" },
+  cli: { command: "job list", columns: ["id", "name", "status", "completed_tasks", "total_tasks", "created_at", "error"] },
+  async handler(filter, { db }) {
+    const { rows, total, nextCursor } = await listJobRows(db, {
+      status: filter.status,
+      name: filter.name,
+      sinceMs: filter.since,
+      limit: filter.limit,
+      cursor: filter.cursor,
+    });
+    return {
+      items: rows.map((row) => toJobView(row, { total: Number(row.total_tasks), completed: Number(row.completed_tasks) })),
+      total,
+      next_cursor: nextCursor,
+    };
+  },
+});

@@ -1,0 +1,36 @@
+// Finding the resources an operation names, or answering NotFound (code `not_found`).
+
+import { notFound } from "../core/errors.js";
+import type { Store } from "../store/db.js";
+import { findJobById, findLatestJobByName } from "../store/jobs.js";
+import { findRegisteredJob } from "../store/registered-jobs.js";
+import type { JobRow, RegisteredJobRow, TaskRow, WorkerRow } from "../store/schema.js";
+import { findTaskById } from "../store/tasks.js";
+import { findWorkerById } from "../store/workers.js";
+
+const ID_PATTERN = /^\d{1,19}$/;
+
+/** CONTRACT §4: an all-digit ref is an id, any other string the most recent job of that name. */
+export async function requireJob(db: Store, ref: string): Promise<JobRow> {
+  const job = ID_PATTERN.test(ref) && BigInt(ref) < 2n ** 63n ? await findJobById(db, BigInt(ref)) : await findLatestJobByName(db, ref);
+  if (!job) throw notFound(ID_PATTERN.test(ref) ? `job ${ref} does not exist` : `no job is named "${ref}"`);
+  return job;
+}
+
+export async function requireTask(db: Store, id: bigint): Promise<TaskRow> {
+  const task = await findTaskById(db, id);
+  if (!task) throw notFound(`task ${id} does not exist`);
+  return task;
+}
+
+export async function requireWorker(db: Store, id: bigint): Promise<WorkerRow> {
+  const worker = await findWorkerById(db, id);
+  if (!worker) throw notFound(`worker ${id} does not exist`);
+  return worker;
+}
+
+export async function requireRegisteredJob(db: Store, name: string): Promise<RegisteredJobRow> {
+  const registered = await findRegisteredJob(db, name);
+  if (!registered) throw notFound(`no registered job is named "${name}"`);
+  return registered;
+}

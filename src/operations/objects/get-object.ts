@@ -1,0 +1,25 @@
+// get_object: one data object with its table schema and lineage summary.
+
+import { z } from "zod";
+import { notFound } from "../../core/errors.js";
+import { ObjectDetail, ObjectName } from "../../models/objects.js";
+import { findObject } from "../../store/data-objects.js";
+import { defineOperation } from "../define.js";
+import { toObjectDetail } from "./object-views.js";
+
+export const getObject = defineOperation({
+  name: "get_object",
+  summary: "Get a data object by name (or table name) with its schema and lineage summary",
+  mutates: false,
+  mcp: true,
+  usesColumnStore: true,
+  input: z.object({ name: ObjectName }),
+  output: ObjectDetail,
+  http: { method: "GET", path: "/objects/:name" },
+  cli: { command: "data get <name>" },
+  async handler({ name }, { db, columns }) {
+    const row = await findObject(db, name);
+    if (!row) throw notFound(`no data object is named "${name}"`);
+    return toObjectDetail(await columns(), row);
+  },
+});

@@ -1,0 +1,49 @@
+// Registry rows plus column-store facts to ObjectView / ObjectDetail (CONTRACT §5).
+
+import { toIso } from "../../core/clock.js";
+import { readTableStats, readTableSchema } from "../../data/catalog.js";
+import type { ColumnStore } from "../../data/client.js";
+import type { ObjectDetail, ObjectView } from "../../models/objects.js";
+import type { DataObjectRow } from "../../store/schema.js";
+
+export async function toObjectViews(columns: ColumnStore, rows: DataObjectRow[]): Promise<ObjectView[]> {
+  const stats = await readTableStats(columns, rows.map((r) => r.table_name));
+  return rows.map((row) => {
+    const s = stats.get(row.table_name);
+    return {
+      name: row.name,
+      table: row.table_name,
+      scope: row.scope as ObjectView["scope"],
+      persistent: row.scope !== "temp",
+      row_count: s?.rowCount ?? 0,
+      size_bytes: s?.sizeBytes ?? 0,
+      created_at: toIso(row.created_at)!,
+      job_id: row.job_id === null ? null : row.job_id.toString(),
+    };
+  });
+}
+
+export async function toObjectDetail(columns: ColumnStore, row: DataObjectRow): Promise<ObjectDetail> {
+  const [view] = await toObjectViews(columns, [row]);
+  const schema = await readTableSchema(columns, row.table_name);
+  return {
+    ...view!,
+    table_schema: {
+      columns: (schema?.columns ?? []).map((c) => ({
+        name: c.name,
+        type: c.type,
+        nullable: c.nullable,
+        array_depth: c.arrayDepth,
+        low_cardinality: c.lowCardinality,
+      })),
+      order_by: schema?.orderBy ?? null,
+      engine: schema?.engine ?? "missing",
+    },
+    // The operation log arrives with the data plane; until then no object has recorded neighbours.
+    lineage_summary: {
+      produced_by: row.task_id === null ? null : { job_id: row.job_id?.toString() ?? null, task_id: row.task_id.toString(), operation: "create" },
+      upstream: [],
+      downstream: [],
+    },
+  };
+}

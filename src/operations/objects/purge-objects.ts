@@ -1,0 +1,31 @@
+// purge_objects: delete every object matching a non-empty filter (CONTRACT §5).
+
+import { invalid } from "../../core/errors.js";
+import { PurgeRequest, PurgeResult } from "../../models/objects.js";
+import { findAllObjects } from "../../store/data-objects.js";
+import { defineOperation } from "../define.js";
+import { dropObject } from "./drop-objects.js";
+
+export const purgeObjects = defineOperation({
+  name: "purge_objects",
+  summary: "Delete every data object matching the filter (prefix, scope, before, after); an empty filter is refused",
+  mutates: true,
+  mcp: true,
+  usesColumnStore: true,
+  input: PurgeRequest,
+  output: PurgeResult,
+  http: { method: "POST", path: "/objects:purge" },
+  cli: { command: "data purge", confirm: (r: { deleted: string[] }) => `Deleted ${r.deleted.length} object(s)${r.deleted.length ? ": " + r.deleted.join(", ") : ""}` },
+  async handler(filter, { db, columns }) {
+    const { prefix, scope, before, after } = filter;
+    // One request must not delete everything by accident.
+    if (prefix === undefined && scope === undefined && before === undefined && after === undefined) {
+      throw invalid("purge needs at least one of prefix, scope, before, after");
+    }
+    const rows = await findAllObjects(db, { prefix, scope, beforeMs: before, afterMs: after });
+    const store = await columns();
+    const deleted: string[] = [];
+    for (const row of rows) if (await dropObject(db, store, row)) deleted.push(row.name);
+    return { deleted };
+  },
+});

@@ -1,0 +1,53 @@
+// register_job: a named entrypoint with an optional cron schedule and default kwargs.
+
+import { conflict } from "../../core/errors.js";
+import { parseEntrypoint } from "../../engine/entrypoints.js";
+import { nextFireTime, validateTimezone } from "../../engine/schedule.js";
+import { RegisterJobRequest, RegisteredJobView } from "../../models/jobs.js";
+import { isUniqueViolation } from "../../store/errors.js";
+import { findRegisteredJob, insertRegisteredJob } from "../../store/registered-jobs.js";
+import { defineOperation } from "../define.js";
+import { requireRegisteredJob } from "../lookups.js";
+import { toRegisteredJobView } from "../views.js";
+
+export const registerJob = defineOperation({
+  name: "register_job",
+  summary: "Register a job entrypoint under a name, with an optional cron schedule and default kwargs",
+  description: "schedule is a 5-field cron expression in UTC unless timezone names an IANA zone; null means manual only.",
+  mutates: true,
+  mcp: true,
+  input: RegisterJobRequest,
+  output: RegisteredJobView,
+  http: { method: "POST", path: "/registered-jobs", status: 201 },
+  cli: {
+    command: "register-job <entrypoint>",
+    confirm: (r: RegisteredJobView) => `Registered job ${r.name} (${r.entrypoint})${r.schedule ? `, schedule "${r.schedule}"` : ""}`,
+  },
+  async handler(request, { db, clock }) {
+    const entry = parseEntrypoint(request.entrypoint);
+    const name = request.name ?? entry.exportName;
+    if (request.timezone) validateTimezone(request.timezone);
+    const now = clock.now();
+    const nextRunAt = request.schedule && request.enabled ? nextFireTime(request.schedule, request.timezone, now) : null;
+    if (request.schedule && !request.enabled) nextFireTime(request.schedule, request.timezone, now); // validate only
+    if (await findRegisteredJob(db, name)) throw conflict(`a job named "${name}" is already registered`, "name_taken");
+    try {
+      await insertRegisteredJob(db, {
+        name,
+        entrypoint: request.entrypoint,
+        schedule: request.schedule,
+        timezone: request.timezone,
+        enabled: request.enabled,
+        defaults: request.defaults,
+        preservationMode: request.preservation_mode,
+        nextRunAtMs: nextRunAt,
+        nowMs: now,
+      });
+    } catch (error) {
+      // Two registrations raced past the check above; the database picked one.
+      if (isUniqueViolation(error)) throw conflict(`a job named "${name}" is already registered`, "name_taken");
+      throw error;
+    }
+    return toRegisteredJobView(await requireRegisteredJob(db, name));
+  },
+});

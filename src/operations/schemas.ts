@@ -1,0 +1,82 @@
+// JSON Schemas of operation inputs and outputs, derived once from the zod definitions and shared by
+// OpenAPI, MCP tool listings and the string coercion of query parameters and CLI options.
+
+import { z } from "zod";
+import type { AnyOperation } from "./define.js";
+
+export type JsonSchema = {
+  type?: string | string[];
+  properties?: Record<string, JsonSchema>;
+  required?: string[];
+  anyOf?: JsonSchema[];
+  [key: string]: unknown;
+};
+
+const cache = new WeakMap<z.ZodType, { input: JsonSchema; output: JsonSchema }>();
+
+function convert(schema: z.ZodType, io: "input" | "output"): JsonSchema {
+  const json = z.toJSONSchema(schema, { io, target: "draft-2020-12", unrepresentable: "any" }) as JsonSchema;
+  delete json.$schema;
+  return json;
+}
+
+export function inputSchemaOf(op: AnyOperation): JsonSchema {
+  return schemasOf(op.input).input;
+}
+
+export function outputSchemaOf(op: AnyOperation): JsonSchema {
+  return schemasOf(op.output).output;
+}
+
+function schemasOf(schema: z.ZodType) {
+  let entry = cache.get(schema);
+  if (!entry) {
+    entry = { input: convert(schema, "input"), output: convert(schema, "output") };
+    cache.set(schema, entry);
+  }
+  return entry;
+}
+
+/** The JSON types a field accepts ("string", "integer", "object", …), through anyOf and nullables. */
+export function fieldTypes(field: JsonSchema | undefined): Set<string> {
+  const types = new Set<string>();
+  const visit = (s: JsonSchema | undefined) => {
+    if (!s) return;
+    if (typeof s.type === "string") types.add(s.type);
+    if (Array.isArray(s.type)) s.type.forEach((t) => types.add(t));
+    if (Array.isArray(s.enum)) types.add("string");
+    s.anyOf?.forEach(visit);
+    (s.oneOf as JsonSchema[] | undefined)?.forEach(visit);
+  };
+  visit(field);
+  return types;
+}
+
+/**
+ * Turns text values (query parameters, CLI options) into the JSON types the input declares:
+ * "50" → 50 for a number field, "true" → true for a boolean, '{"a":1}' → an object. A value that
+ * does not convert is passed on unchanged, so validation reports it with the field's name.
+ */
+export function coerceTextInput(op: AnyOperation, raw: Record<string, unknown>): Record<string, unknown> {
+  const properties = inputSchemaOf(op).properties ?? {};
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(raw)) {
+    out[key] = typeof value === "string" ? coerceText(value, fieldTypes(properties[key])) : value;
+  }
+  return out;
+}
+
+function coerceText(value: string, types: Set<string>): unknown {
+  if (types.has("string")) return value;
+  if ((types.has("integer") || types.has("number")) && /^-?\d+(\.\d+)?([eE][+-]?\d+)?$/.test(value.trim())) return Number(value);
+  if (types.has("boolean") && (value === "true" || value === "false")) return value === "true";
+  if (types.has("null") && value === "null") return null;
+  if (types.has("object") || types.has("array")) {
+    try {
+      return JSON.parse(value);
+    } catch {
+      return value;
+    }
+  }
+  return value;
+}

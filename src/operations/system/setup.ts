@@ -1,0 +1,31 @@
+// setup: make the service ready on this configuration; idempotent (directories, SQL schema,
+// column-store database).
+
+import { mkdir } from "node:fs/promises";
+import { z } from "zod";
+import { SetupResult } from "../../models/system.js";
+import { migrateToLatest } from "../../store/migrate.js";
+import { defineOperation } from "../define.js";
+
+export const setup = defineOperation({
+  name: "setup",
+  summary: "Create the data directories, migrate the SQL schema and create the column-store database",
+  mutates: true,
+  mcp: false,
+  usesColumnStore: true,
+  input: z.object({}),
+  output: SetupResult,
+  cli: { command: "setup", confirm: (r: { migrations_applied: string[] }) => `Ready (${r.migrations_applied.length} migration(s) applied)` },
+  async handler(_input, { config, db, columns }) {
+    await mkdir(config.home, { recursive: true });
+    await mkdir(config.logDir, { recursive: true });
+    const applied = await migrateToLatest(db);
+    const store = await columns(); // opening creates the database when missing
+    return {
+      home: config.home,
+      sql: config.sql.dialect === "sqlite" ? `sqlite:${config.sql.location}` : "postgres",
+      column_store: `${store.engine}:${store.database}`,
+      migrations_applied: applied,
+    };
+  },
+});

@@ -1,0 +1,50 @@
+// get_task_logs: the last 1 MiB of a task attempt's log file (CONTRACT §4 TaskLogsView).
+
+import { open, stat } from "node:fs/promises";
+import { join } from "node:path";
+import { TaskLogsInput, TaskLogsView } from "../../models/tasks.js";
+import { defineOperation } from "../define.js";
+import { requireTask } from "../lookups.js";
+
+export const LOG_TAIL_BYTES = 1024 * 1024;
+
+export const getTaskLogs = defineOperation({
+  name: "get_task_logs",
+  summary: "Read a task's log (the latest attempt unless one is named); available is false when the file is missing",
+  mutates: false,
+  mcp: false,
+  input: TaskLogsInput,
+  output: TaskLogsView,
+  http: { method: "GET", path: "/tasks/:id/logs" },
+  cli: { command: "task logs <id>" },
+  async handler({ id, attempt }, { db, config }) {
+    const task = await requireTask(db, id);
+    const path =
+      attempt === undefined || attempt === Number(task.attempt)
+        ? task.log_path
+        : join(config.logDir, task.job_id.toString(), task.id.toString(), `${attempt}.log`);
+    const base = { task_id: task.id.toString(), attempt: attempt ?? (task.log_path ? Number(task.attempt) : null), path };
+    const tail = path ? await readTail(path, LOG_TAIL_BYTES) : null;
+    if (!tail) return { ...base, available: false, size_bytes: null, content: "", truncated: false };
+    return { ...base, available: true, ...tail };
+  },
+});
+
+/** The last `limit` bytes of a file, or null when it is missing (or on another host). */
+async function readTail(path: string, limit: number) {
+  try {
+    const { size } = await stat(path);
+    const start = Math.max(0, size - limit);
+    const handle = await open(path, "r");
+    try {
+      const buffer = Buffer.alloc(size - start);
+      await handle.read(buffer, 0, buffer.length, start);
+      return { size_bytes: size, content: buffer.toString("utf8"), truncated: start > 0 };
+    } finally {
+      await handle.close();
+    }
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT" || (error as NodeJS.ErrnoException).code === "EISDIR") return null;
+    throw error;
+  }
+}

@@ -1,0 +1,22 @@
+// get_task: one task with its arguments, result, log path, worker and dependencies.
+
+import { TaskDetail, TaskIdInput } from "../../models/tasks.js";
+import { listDependencies } from "../../store/tasks.js";
+import { defineOperation } from "../define.js";
+import { requireTask } from "../lookups.js";
+import { toTaskDetail } from "../views.js";
+
+export const getTask = defineOperation({
+  name: "get_task",
+  summary: "Get a task by id with its kwargs, result_ref, log_path, worker and dependencies",
+  mutates: false,
+  mcp: true,
+  input: TaskIdInput,
+  output: TaskDetail,
+  http: { method: "GET", path: "/tasks/:id" },
+  cli: { command: "task get <id>" },
+  async handler({ id }, { db }) {
+    const task = await requireTask(db, id);
+    return toTaskDetail(task, await listDependencies(db, id));
+  },
+});

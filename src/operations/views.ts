@@ -1,0 +1,83 @@
+// Store rows to wire views (CONTRACT §2: ids as strings, timestamps as ISO 8601 UTC).
+
+import { toIso } from "../core/clock.js";
+import type { JobView, RegisteredJobView } from "../models/jobs.js";
+import type { TaskDetail, TaskView } from "../models/tasks.js";
+import type { WorkerView } from "../models/workers.js";
+import type { JobRow, RegisteredJobRow, TaskRow, WorkerRow } from "../store/schema.js";
+
+const idOrNull = (id: bigint | null): string | null => (id === null ? null : id.toString());
+const iso = (ms: bigint | number): string => toIso(ms)!;
+
+export const parseJson = <T>(text: string | null, fallback: T): T => (text === null ? fallback : (JSON.parse(text) as T));
+
+export function toJobView(row: JobRow, counts: { total: number; completed: number }): JobView {
+  return {
+    id: row.id.toString(),
+    name: row.name,
+    status: row.status as JobView["status"],
+    run_type: row.run_type as JobView["run_type"],
+    preservation_mode: row.preservation_mode as JobView["preservation_mode"],
+    created_at: iso(row.created_at),
+    started_at: toIso(row.started_at),
+    completed_at: toIso(row.completed_at),
+    error: row.error,
+    total_tasks: counts.total,
+    completed_tasks: counts.completed,
+  };
+}
+
+export function toTaskView(row: TaskRow): TaskView {
+  return {
+    id: row.id.toString(),
+    job_id: row.job_id.toString(),
+    name: row.name,
+    entrypoint: row.entrypoint,
+    status: row.status as TaskView["status"],
+    attempt: Number(row.attempt),
+    created_at: iso(row.created_at),
+    started_at: toIso(row.started_at),
+    completed_at: toIso(row.completed_at),
+    error: row.error,
+  };
+}
+
+export function toTaskDetail(row: TaskRow, dependsOn: bigint[]): TaskDetail {
+  return {
+    ...toTaskView(row),
+    kwargs: parseJson(row.kwargs, {}),
+    result_ref: parseJson(row.result_ref, null),
+    log_path: row.log_path,
+    worker_id: idOrNull(row.worker_id),
+    max_attempts: Number(row.max_attempts),
+    depends_on: dependsOn.map(String),
+  };
+}
+
+export function toWorkerView(row: WorkerRow): WorkerView {
+  return {
+    id: row.id.toString(),
+    status: row.status as WorkerView["status"],
+    hostname: row.hostname,
+    pid: Number(row.pid),
+    concurrency: Number(row.concurrency),
+    started_at: iso(row.started_at),
+    last_heartbeat: toIso(row.last_heartbeat),
+    tasks_completed: Number(row.tasks_completed),
+    tasks_failed: Number(row.tasks_failed),
+  };
+}
+
+export function toRegisteredJobView(row: RegisteredJobRow): RegisteredJobView {
+  return {
+    name: row.name,
+    entrypoint: row.entrypoint,
+    schedule: row.schedule,
+    timezone: row.timezone,
+    enabled: Boolean(Number(row.enabled)),
+    defaults: parseJson(row.defaults, {}),
+    preservation_mode: row.preservation_mode as RegisteredJobView["preservation_mode"],
+    next_run_at: toIso(row.next_run_at),
+    created_at: iso(row.created_at),
+  };
+}

@@ -1,0 +1,22 @@
+// list_workers: workers, newest first, filtered by status.
+
+import { Page } from "../../models/common.js";
+import { WorkerFilter, WorkerView } from "../../models/workers.js";
+import { listWorkers as listRows } from "../../store/workers.js";
+import { defineOperation } from "../define.js";
+import { toWorkerView } from "../views.js";
+
+export const listWorkers = defineOperation({
+  name: "list_workers",
+  summary: "List workers, newest first, filtered by status",
+  mutates: false,
+  mcp: true,
+  input: WorkerFilter,
+  output: Page(WorkerView),
+  http: { method: "GET", path: "/workers" },
+  cli: { command: "worker list", columns: ["id", "status", "hostname", "pid", "concurrency", "tasks_completed", "tasks_failed", "last_heartbeat"] },
+  async handler(filter, { db }) {
+    const { rows, total, nextCursor } = await listRows(db, filter);
+    return { items: rows.map(toWorkerView), total, next_cursor: nextCursor };
+  },
+});

@@ -1,0 +1,57 @@
+// The data_objects registry: one row per column-store table that jobhouse manages (CONTRACT §5).
+
+import { countOf, decodeIdCursor, pageOf, startsWith } from "./paging.js";
+import type { DataObjectRow } from "./schema.js";
+import type { Store } from "./db.js";
+
+export interface ObjectQuery {
+  prefix?: string;
+  scope?: string;
+  beforeMs?: number;
+  afterMs?: number;
+}
+
+function filtered(db: Store, q: ObjectQuery) {
+  let query = db.selectFrom("data_objects");
+  if (q.prefix) query = query.where(startsWith("name", q.prefix));
+  if (q.scope) query = query.where("scope", "=", q.scope);
+  if (q.beforeMs !== undefined) query = query.where("created_at", "<", BigInt(q.beforeMs));
+  if (q.afterMs !== undefined) query = query.where("created_at", ">", BigInt(q.afterMs));
+  return query;
+}
+
+export async function listObjects(
+  db: Store,
+  q: ObjectQuery & { limit: number; cursor?: string },
+): Promise<{ rows: DataObjectRow[]; total: number; nextCursor: string | null }> {
+  let page = filtered(db, q).selectAll().orderBy("id", "desc").limit(q.limit + 1);
+  if (q.cursor) page = page.where("id", "<", decodeIdCursor(q.cursor));
+  const [rows, total] = await Promise.all([page.execute(), filtered(db, q).select((e) => e.fn.countAll().as("count")).executeTakeFirst()]);
+  const { rows: items, nextCursor } = pageOf(rows, q.limit, (r) => String(r.id));
+  return { rows: items, total: countOf(total), nextCursor };
+}
+
+export async function findAllObjects(db: Store, q: ObjectQuery): Promise<DataObjectRow[]> {
+  return filtered(db, q).selectAll().orderBy("id", "asc").execute();
+}
+
+/** An object by its name or its table name; the most recent when several job objects share a name. */
+export async function findObject(db: Store, name: string): Promise<DataObjectRow | undefined> {
+  return db
+    .selectFrom("data_objects")
+    .selectAll()
+    .where((eb) => eb.or([eb("name", "=", name), eb("table_name", "=", name)]))
+    .orderBy("id", "desc")
+    .limit(1)
+    .executeTakeFirst();
+}
+
+export async function insertObject(db: Store, row: DataObjectRow): Promise<void> {
+  await db.insertInto("data_objects").values(row).execute();
+}
+
+/** Guarded delete: false when someone else removed the row first. */
+export async function deleteObjectRow(db: Store, id: bigint): Promise<boolean> {
+  const result = await db.deleteFrom("data_objects").where("id", "=", id).executeTakeFirst();
+  return Number(result.numDeletedRows) > 0;
+}

@@ -1,0 +1,52 @@
+// Opens the orchestration store: Kysely over SQLite (better-sqlite3) or PostgreSQL (pg).
+
+import { mkdirSync } from "node:fs";
+import { dirname } from "node:path";
+import SQLite from "better-sqlite3";
+import { Kysely, PostgresDialect, SqliteDialect } from "kysely";
+import pg from "pg";
+import type { SqlTarget } from "../core/config.js";
+import type { Database } from "./schema.js";
+
+export type Store = Kysely<Database>;
+
+export interface OpenStoreOptions {
+  /** PostgreSQL schema to use (tests give each run its own). */
+  pgSchema?: string;
+  /** Pool size for PostgreSQL. */
+  poolSize?: number;
+}
+
+export function openStore(target: SqlTarget, options: OpenStoreOptions = {}): Store {
+  return target.dialect === "sqlite" ? openSqlite(target.location) : openPostgres(target.location, options);
+}
+
+function openSqlite(path: string): Store {
+  if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
+  const database = new SQLite(path);
+  // WAL lets CLI readers run beside the server; the busy timeout makes writers queue instead of failing.
+  database.pragma("journal_mode = WAL");
+  database.pragma("busy_timeout = 5000");
+  database.pragma("synchronous = NORMAL");
+  database.pragma("foreign_keys = ON");
+  // Ids are 64-bit: read every integer as bigint so none loses precision.
+  database.defaultSafeIntegers(true);
+  return new Kysely<Database>({ dialect: new SqliteDialect({ database }) });
+}
+
+let pgParsersInstalled = false;
+
+function openPostgres(connectionString: string, options: OpenStoreOptions): Store {
+  if (!pgParsersInstalled) {
+    // int8 arrives as text by default; ids must stay exact, so parse to bigint.
+    pg.types.setTypeParser(20, (value: string) => BigInt(value));
+    pgParsersInstalled = true;
+  }
+  const pool = new pg.Pool({
+    connectionString,
+    max: options.poolSize ?? 10,
+    ...(options.pgSchema ? { options: `-c search_path=${options.pgSchema}` } : {}),
+  });
+  return new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+}
+

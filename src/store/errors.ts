@@ -1,0 +1,7 @@
+// Turns database facts into domain facts (ARCHITECTURE "Errors").
+
+/** True for a UNIQUE or PRIMARY KEY violation on SQLite or PostgreSQL. */
+export function isUniqueViolation(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return code === "23505" || code === "SQLITE_CONSTRAINT_UNIQUE" || code === "SQLITE_CONSTRAINT_PRIMARYKEY";
+}

@@ -1,0 +1,70 @@
+// The registered_jobs table: registrations by name, filtered pages and the enabled flag.
+
+import { decodeCursor, countOf, pageOf, startsWith } from "./paging.js";
+import type { RegisteredJobRow } from "./schema.js";
+import type { Store } from "./db.js";
+
+export interface NewRegisteredJob {
+  name: string;
+  entrypoint: string;
+  schedule: string | null;
+  timezone: string | null;
+  enabled: boolean;
+  defaults: Record<string, unknown>;
+  preservationMode: string | null;
+  nextRunAtMs: number | null;
+  nowMs: number;
+}
+
+/** Inserts a registration; throws the database's unique violation when the name exists. */
+export async function insertRegisteredJob(db: Store, r: NewRegisteredJob): Promise<void> {
+  await db
+    .insertInto("registered_jobs")
+    .values({
+      name: r.name,
+      entrypoint: r.entrypoint,
+      schedule: r.schedule,
+      timezone: r.timezone,
+      enabled: r.enabled ? 1 : 0,
+      defaults: JSON.stringify(r.defaults),
+      preservation_mode: r.preservationMode,
+      next_run_at: r.nextRunAtMs,
+      created_at: r.nowMs,
+      updated_at: r.nowMs,
+    })
+    .execute();
+}
+
+export async function findRegisteredJob(db: Store, name: string): Promise<RegisteredJobRow | undefined> {
+  return db.selectFrom("registered_jobs").selectAll().where("name", "=", name).executeTakeFirst();
+}
+
+export async function listRegisteredJobs(
+  db: Store,
+  q: { enabled?: boolean; name?: string; limit: number; cursor?: string },
+): Promise<{ rows: RegisteredJobRow[]; total: number; nextCursor: string | null }> {
+  let filtered = db.selectFrom("registered_jobs");
+  if (q.enabled !== undefined) filtered = filtered.where("enabled", "=", q.enabled ? 1 : 0);
+  if (q.name) filtered = filtered.where(startsWith("name", q.name));
+  let page = filtered.selectAll().orderBy("name", "asc").limit(q.limit + 1);
+  if (q.cursor) page = page.where("name", ">", decodeCursor(q.cursor, (k) => k.length > 0));
+  const [rows, total] = await Promise.all([page.execute(), filtered.select((e) => e.fn.countAll().as("count")).executeTakeFirst()]);
+  const { rows: items, nextCursor } = pageOf(rows, q.limit, (r) => r.name);
+  return { rows: items, total: countOf(total), nextCursor };
+}
+
+/** Sets the enabled flag and the next fire time; idempotent, so enabling twice is not a conflict. */
+export async function setRegisteredJobEnabled(
+  db: Store,
+  name: string,
+  enabled: boolean,
+  nextRunAtMs: number | null,
+  nowMs: number,
+): Promise<RegisteredJobRow | undefined> {
+  await db
+    .updateTable("registered_jobs")
+    .set({ enabled: enabled ? 1 : 0, next_run_at: nextRunAtMs, updated_at: nowMs })
+    .where("name", "=", name)
+    .execute();
+  return findRegisteredJob(db, name);
+}

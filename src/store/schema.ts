@@ -1,0 +1,139 @@
+// Row types of the orchestration store, as Kysely sees them. Timestamps are epoch milliseconds
+// (BIGINT) in both dialects so that comparisons and arithmetic mean the same on SQLite and PostgreSQL.
+
+import type { ColumnType, Insertable, Selectable } from "kysely";
+
+/** A BIGINT: read as bigint (better-sqlite3 safe integers, pg int8 parser), written as number or bigint. */
+export type Big = ColumnType<bigint, bigint | number, bigint | number>;
+export type NullableBig = ColumnType<bigint | null, bigint | number | null, bigint | number | null>;
+/** Small integers also come back as bigint from SQLite's safe-integer mode; PostgreSQL INTEGER as number. */
+export type Int = ColumnType<bigint | number, number, number>;
+/** Booleans are written as 0/1: SQLite has no boolean and PostgreSQL accepts '0'/'1' as boolean input. */
+export type Bool = ColumnType<boolean | number | bigint, number, number>;
+
+export interface JobsTable {
+  id: Big;
+  name: string;
+  status: string;
+  run_type: string;
+  preservation_mode: string;
+  registered_name: string | null;
+  entrypoint: string;
+  kwargs: string;
+  error: string | null;
+  result_ref: string | null;
+  created_at: Big;
+  started_at: NullableBig;
+  completed_at: NullableBig;
+}
+
+export interface TasksTable {
+  id: Big;
+  job_id: Big;
+  name: string;
+  entrypoint: string;
+  status: string;
+  attempt: Int;
+  max_attempts: Int;
+  kwargs: string;
+  result_ref: string | null;
+  error: string | null;
+  log_path: string | null;
+  worker_id: NullableBig;
+  timeout_ms: NullableBig;
+  backoff_ms: Big;
+  created_at: Big;
+  ready_at: NullableBig;
+  retry_after: NullableBig;
+  claimed_at: NullableBig;
+  started_at: NullableBig;
+  completed_at: NullableBig;
+}
+
+export interface TaskDepsTable {
+  task_id: Big;
+  depends_on_id: Big;
+}
+
+export interface WorkersTable {
+  id: Big;
+  hostname: string;
+  pid: Int;
+  status: string;
+  concurrency: Int;
+  max_tasks: Int | null;
+  started_at: Big;
+  last_heartbeat: NullableBig;
+  stopped_at: NullableBig;
+  tasks_completed: Int;
+  tasks_failed: Int;
+}
+
+export interface RegisteredJobsTable {
+  name: string;
+  entrypoint: string;
+  schedule: string | null;
+  timezone: string | null;
+  enabled: Bool;
+  defaults: string;
+  preservation_mode: string | null;
+  next_run_at: NullableBig;
+  created_at: Big;
+  updated_at: Big;
+}
+
+export interface UsersTable {
+  id: Big;
+  username: string;
+  password_hash: string;
+  role: string;
+  disabled: Bool;
+  created_at: Big;
+}
+
+export interface RefreshTokensTable {
+  id: Big;
+  user_id: Big;
+  token_hash: string;
+  expires_at: Big;
+  rotated_at: NullableBig;
+  revoked_at: NullableBig;
+}
+
+export interface NodeLeasesTable {
+  node: Int;
+  holder: string;
+  expires_at: Big;
+}
+
+export interface DataObjectsTable {
+  id: Big;
+  name: string;
+  table_name: string;
+  scope: string;
+  job_id: NullableBig;
+  task_id: NullableBig;
+  created_at: Big;
+}
+
+export interface Database {
+  jobs: JobsTable;
+  tasks: TasksTable;
+  task_deps: TaskDepsTable;
+  workers: WorkersTable;
+  registered_jobs: RegisteredJobsTable;
+  users: UsersTable;
+  refresh_tokens: RefreshTokensTable;
+  node_leases: NodeLeasesTable;
+  data_objects: DataObjectsTable;
+}
+
+export type JobRow = Selectable<JobsTable>;
+export type NewJobRow = Insertable<JobsTable>;
+export type TaskRow = Selectable<TasksTable>;
+export type NewTaskRow = Insertable<TasksTable>;
+export type WorkerRow = Selectable<WorkersTable>;
+export type RegisteredJobRow = Selectable<RegisteredJobsTable>;
+export type UserRow = Selectable<UsersTable>;
+export type DataObjectRow = Selectable<DataObjectsTable>;
+

@@ -1,0 +1,40 @@
+// The tasks and task_deps tables: inserts, lookups and bulk guarded status changes.
+
+import type { NewTaskRow, TaskRow } from "./schema.js";
+import type { Store } from "./db.js";
+
+export const NON_TERMINAL_TASK_STATUSES = ["PENDING", "CLAIMED", "RUNNING"];
+
+export async function insertTask(db: Store, row: NewTaskRow, dependsOn: bigint[] = []): Promise<void> {
+  await db.insertInto("tasks").values(row).execute();
+  if (dependsOn.length > 0) {
+    await db
+      .insertInto("task_deps")
+      .values(dependsOn.map((depends_on_id) => ({ task_id: row.id, depends_on_id })))
+      .execute();
+  }
+}
+
+export async function findTaskById(db: Store, id: bigint): Promise<TaskRow | undefined> {
+  return db.selectFrom("tasks").selectAll().where("id", "=", id).executeTakeFirst();
+}
+
+export async function listTasksOfJob(db: Store, jobId: bigint): Promise<TaskRow[]> {
+  return db.selectFrom("tasks").selectAll().where("job_id", "=", jobId).orderBy("id", "asc").execute();
+}
+
+export async function listDependencies(db: Store, taskId: bigint): Promise<bigint[]> {
+  const rows = await db.selectFrom("task_deps").select("depends_on_id").where("task_id", "=", taskId).orderBy("depends_on_id").execute();
+  return rows.map((r) => r.depends_on_id);
+}
+
+/** Guarded: moves every non-terminal task of a job to CANCELLED; returns how many moved. */
+export async function cancelTasksOfJob(db: Store, jobId: bigint, nowMs: number): Promise<number> {
+  const result = await db
+    .updateTable("tasks")
+    .set({ status: "CANCELLED", completed_at: nowMs })
+    .where("job_id", "=", jobId)
+    .where("status", "in", NON_TERMINAL_TASK_STATUSES)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows);
+}

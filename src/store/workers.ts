@@ -1,0 +1,74 @@
+// The workers table: registration, heartbeats, filtered pages and guarded status changes.
+
+import { countOf, decodeIdCursor, pageOf } from "./paging.js";
+import type { WorkerRow } from "./schema.js";
+import type { Store } from "./db.js";
+
+export interface NewWorker {
+  id: bigint;
+  hostname: string;
+  pid: number;
+  concurrency: number;
+  maxTasks: number | null;
+  nowMs: number;
+}
+
+export async function insertWorker(db: Store, w: NewWorker): Promise<void> {
+  await db
+    .insertInto("workers")
+    .values({
+      id: w.id,
+      hostname: w.hostname,
+      pid: w.pid,
+      status: "ACTIVE",
+      concurrency: w.concurrency,
+      max_tasks: w.maxTasks,
+      started_at: w.nowMs,
+      last_heartbeat: w.nowMs,
+      tasks_completed: 0,
+      tasks_failed: 0,
+    })
+    .execute();
+}
+
+export async function findWorkerById(db: Store, id: bigint): Promise<WorkerRow | undefined> {
+  return db.selectFrom("workers").selectAll().where("id", "=", id).executeTakeFirst();
+}
+
+export async function listWorkers(
+  db: Store,
+  q: { status?: string; limit: number; cursor?: string },
+): Promise<{ rows: WorkerRow[]; total: number; nextCursor: string | null }> {
+  let filtered = db.selectFrom("workers");
+  if (q.status) filtered = filtered.where("status", "=", q.status);
+  let page = filtered.selectAll().orderBy("id", "desc").limit(q.limit + 1);
+  if (q.cursor) page = page.where("id", "<", decodeIdCursor(q.cursor));
+  const [rows, total] = await Promise.all([page.execute(), filtered.select((e) => e.fn.countAll().as("count")).executeTakeFirst()]);
+  const { rows: items, nextCursor } = pageOf(rows, q.limit, (r) => String(r.id));
+  return { rows: items, total: countOf(total), nextCursor };
+}
+
+/** Guarded ACTIVE → STOPPING (CONTRACT §3); undefined when the worker was not active. */
+export async function markWorkerStopping(db: Store, id: bigint): Promise<WorkerRow | undefined> {
+  const result = await db.updateTable("workers").set({ status: "STOPPING" }).where("id", "=", id).where("status", "=", "ACTIVE").executeTakeFirst();
+  if (Number(result.numUpdatedRows) === 0) return undefined;
+  return findWorkerById(db, id);
+}
+
+/** Guarded ACTIVE/STOPPING → STOPPED when a worker exits on its own. */
+export async function markWorkerStopped(db: Store, id: bigint, nowMs: number): Promise<boolean> {
+  const result = await db
+    .updateTable("workers")
+    .set({ status: "STOPPED", stopped_at: nowMs })
+    .where("id", "=", id)
+    .where("status", "in", ["ACTIVE", "STOPPING"])
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) > 0;
+}
+
+/** Records a heartbeat; returns the worker's status so a STOPPING or LOST worker learns to exit. */
+export async function recordHeartbeat(db: Store, id: bigint, nowMs: number): Promise<string | undefined> {
+  await db.updateTable("workers").set({ last_heartbeat: nowMs }).where("id", "=", id).where("status", "in", ["ACTIVE", "STOPPING"]).execute();
+  const row = await db.selectFrom("workers").select("status").where("id", "=", id).executeTakeFirst();
+  return row?.status;
+}

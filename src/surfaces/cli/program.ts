@@ -1,0 +1,62 @@
+// The CLI generated from the operation registry (SPEC "Command-line surface"): one command per
+// operation, options from its input schema, human output by default and `--json` for the REST body.
+
+import { Command, Option } from "commander";
+import type { AnyOperation } from "../../operations/index.js";
+import { coerceTextInput, inputSchemaOf } from "../../operations/schemas.js";
+import { renderHuman } from "./render.js";
+
+/** Runs one operation for the CLI: in-process, or over HTTP to a running local server. */
+export type Caller = (op: AnyOperation, input: Record<string, unknown>) => Promise<unknown>;
+
+export interface CliIo {
+  out(text: string): void;
+}
+
+const kebab = (name: string) => name.replace(/_/g, "-");
+const camel = (name: string) => name.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase());
+
+/** Finds or creates the command group for the leading words of "job cancel <ref>". */
+function groupFor(root: Command, words: string[]): Command {
+  let parent = root;
+  for (const word of words) {
+    parent = parent.commands.find((c) => c.name() === word) ?? parent.command(word).description(`${word} commands`);
+  }
+  return parent;
+}
+
+export function addOperationCommands(program: Command, operations: readonly AnyOperation[], call: Caller, io: CliIo): void {
+  for (const op of operations) {
+    if (!op.cli) continue;
+    const parts = op.cli.command.split(" ");
+    const words = parts.filter((p) => !p.startsWith("<"));
+    const args = parts.filter((p) => p.startsWith("<")).map((p) => p.slice(1, -1));
+    const command = groupFor(program, words.slice(0, -1)).command(words[words.length - 1]!);
+    command.summary(op.summary).description(op.summary + (op.description ? `.\n${op.description}` : ""));
+    for (const arg of args) command.argument(`<${arg}>`);
+
+    const schema = inputSchemaOf(op);
+    const required = new Set(schema.required ?? []);
+    for (const [name, field] of Object.entries(schema.properties ?? {})) {
+      if (args.includes(name)) continue;
+      const flag = `--${kebab(name)} <${field.type === "object" ? "json" : "value"}>`;
+      const option = new Option(flag, String(field.description ?? name));
+      if (Array.isArray(field.enum)) option.choices(field.enum.map(String));
+      if (required.has(name) && field.default === undefined) option.makeOptionMandatory();
+      command.addOption(option);
+    }
+    command.option("--json", "print the JSON body exactly as the REST API returns it");
+
+    command.action(async (...received: unknown[]) => {
+      const options = received[args.length] as Record<string, unknown>;
+      const input: Record<string, unknown> = {};
+      args.forEach((arg, i) => (input[arg] = received[i]));
+      for (const name of Object.keys(schema.properties ?? {})) {
+        const value = options[camel(name)];
+        if (value !== undefined && !args.includes(name)) input[name] = value;
+      }
+      const output = await call(op, coerceTextInput(op, input));
+      io.out(options.json ? JSON.stringify(output ?? null, null, 2) : renderHuman(output, op.cli!));
+    });
+  }
+}

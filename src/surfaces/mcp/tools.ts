@@ -1,0 +1,45 @@
+// MCP tool descriptions and calls, one tool per operation marked `mcp` (SPEC "MCP surface").
+
+import { type ProblemBody, internalProblem, isServiceError, toProblem } from "../../core/errors.js";
+import type { Logger } from "../../core/log.js";
+import { type AnyOperation, type OperationContext, invoke } from "../../operations/index.js";
+import { inputSchemaOf, outputSchemaOf } from "../../operations/schemas.js";
+
+export const toolOperations = (operations: readonly AnyOperation[]) => operations.filter((op) => op.mcp);
+
+export function describeTool(op: AnyOperation) {
+  const output = outputSchemaOf(op);
+  return {
+    name: op.name,
+    title: op.summary,
+    description: op.description ? `${op.summary}. ${op.description}` : op.summary,
+    inputSchema: { ...inputSchemaOf(op), type: "object" as const },
+    // MCP output schemas must describe an object; operations without a body declare none.
+    ...(output.type === "object" ? { outputSchema: output as { type: "object" } } : {}),
+    annotations: { readOnlyHint: !op.mutates, destructiveHint: op.mutates, openWorldHint: false },
+  };
+}
+
+export type ToolResult = {
+  content: { type: "text"; text: string }[];
+  structuredContent?: Record<string, unknown>;
+  isError?: boolean;
+};
+
+/** Errors come back as tool errors whose text is the Problem (code and detail included). */
+function toolError(problem: ProblemBody): ToolResult {
+  return { isError: true, content: [{ type: "text", text: JSON.stringify(problem) }] };
+}
+
+export async function callTool(op: AnyOperation | undefined, name: string, args: unknown, ctx: OperationContext, log: Logger): Promise<ToolResult> {
+  if (!op) return toolError({ title: "Not Found", status: 404, detail: `no tool is named "${name}"`, code: "not_found" });
+  try {
+    const output = await invoke(op, args ?? {}, ctx);
+    if (output === undefined) return { content: [{ type: "text", text: "{}" }] };
+    return { content: [{ type: "text", text: JSON.stringify(output) }], structuredContent: output as Record<string, unknown> };
+  } catch (error) {
+    if (isServiceError(error)) return toolError(toProblem(error));
+    log.error(`tool ${name} failed unexpectedly: ${(error as Error)?.stack ?? String(error)}`);
+    return toolError(internalProblem());
+  }
+}

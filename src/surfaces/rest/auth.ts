@@ -1,0 +1,35 @@
+// Authentication at the HTTP boundary. Scheme A (static shared token, SPEC "Authentication"):
+// SERVICE_API_TOKEN is read on every request; when set, /api/v0/* and /mcp need the bearer token.
+
+import { createHash, timingSafeEqual } from "node:crypto";
+import type { FastifyRequest } from "fastify";
+import { readApiToken } from "../../core/config.js";
+import { unauthorized } from "../../core/errors.js";
+import { type Principal, SYNTHETIC_ADMIN } from "../../operations/index.js";
+import { API_PREFIX } from "./routes.js";
+import { DOC_PATHS } from "./docs.js";
+
+/** Paths that need a principal: the API (less its documentation) and the MCP mount. */
+export function isGuardedPath(url: string): boolean {
+  const path = url.split("?", 1)[0]!;
+  if (DOC_PATHS.some((open) => path === open || path.startsWith(open + "/"))) return false;
+  return path === API_PREFIX || path.startsWith(API_PREFIX + "/") || path === "/mcp" || path.startsWith("/mcp/");
+}
+
+/** Timing-safe: compare fixed-length digests so neither content nor length leaks. */
+function sameSecret(given: string, expected: string): boolean {
+  const a = createHash("sha256").update(given).digest();
+  const b = createHash("sha256").update(expected).digest();
+  return timingSafeEqual(a, b);
+}
+
+/** Resolves the caller of a guarded request, or throws `unauthorized`. */
+export function resolvePrincipal(request: FastifyRequest): Principal {
+  const token = readApiToken();
+  if (token === null) return SYNTHETIC_ADMIN;
+  const header = request.headers.authorization;
+  const match = typeof header === "string" ? /^Bearer\s+(.+)$/i.exec(header.trim()) : null;
+  if (!match) throw unauthorized("missing bearer token: send Authorization: Bearer <token>");
+  if (!sameSecret(match[1]!, token)) throw unauthorized("invalid bearer token");
+  return SYNTHETIC_ADMIN;
+}

@@ -1,0 +1,39 @@
+// Interactive (Swagger UI) and reference (ReDoc) documentation, served from our own installed
+// packages, never from a CDN.
+
+import { createRequire } from "node:module";
+import { dirname, join } from "node:path";
+import fastifyStatic from "@fastify/static";
+import type { FastifyInstance } from "fastify";
+import { API_PREFIX } from "./routes.js";
+
+const require = createRequire(import.meta.url);
+const swaggerDir = dirname(require.resolve("swagger-ui-dist/package.json"));
+const redocBundleDir = join(dirname(require.resolve("redoc/package.json")), "bundles");
+
+export const DOC_PATHS = [`${API_PREFIX}/openapi.json`, `${API_PREFIX}/docs`, `${API_PREFIX}/redoc`];
+
+const swaggerPage = `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>jobhouse API</title>
+<link rel="stylesheet" href="${API_PREFIX}/docs/assets/swagger-ui.css"></head>
+<body><div id="ui"></div>
+<script src="${API_PREFIX}/docs/assets/swagger-ui-bundle.js"></script>
+<script src="${API_PREFIX}/docs/init.js"></script>
+</body></html>`;
+
+const swaggerInit = `window.ui = SwaggerUIBundle({ url: "${API_PREFIX}/openapi.json", dom_id: "#ui", deepLinking: true });`;
+
+const redocPage = `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>jobhouse API reference</title></head>
+<body><redoc spec-url="${API_PREFIX}/openapi.json"></redoc>
+<script src="${API_PREFIX}/redoc/assets/redoc.standalone.js"></script>
+</body></html>`;
+
+export async function registerDocs(app: FastifyInstance, openapi: unknown): Promise<void> {
+  app.get(`${API_PREFIX}/openapi.json`, async () => openapi);
+  app.get(`${API_PREFIX}/docs`, async (_req, reply) => reply.type("text/html").send(swaggerPage));
+  app.get(`${API_PREFIX}/docs/init.js`, async (_req, reply) => reply.type("application/javascript").send(swaggerInit));
+  app.get(`${API_PREFIX}/redoc`, async (_req, reply) => reply.type("text/html").send(redocPage));
+  await app.register(fastifyStatic, { root: swaggerDir, prefix: `${API_PREFIX}/docs/assets/`, decorateReply: false, index: false });
+  await app.register(fastifyStatic, { root: redocBundleDir, prefix: `${API_PREFIX}/redoc/assets/`, decorateReply: false, index: false });
+}

@@ -1,0 +1,92 @@
+// The OpenAPI 3.1 description, derived from the operation registry (SPEC "Versioning").
+
+import { type AnyOperation } from "../../operations/index.js";
+import { type JsonSchema, inputSchemaOf, outputSchemaOf } from "../../operations/schemas.js";
+import { API_PREFIX } from "./routes.js";
+
+const PROBLEM_REF = { $ref: "#/components/schemas/Problem" };
+
+const PROBLEM_SCHEMA: JsonSchema = {
+  type: "object",
+  properties: { title: { type: "string" }, status: { type: "integer" }, detail: { type: "string" }, code: { type: "string" } },
+  required: ["title", "status", "detail", "code"],
+};
+
+function problemResponse(description: string) {
+  return { description, content: { "application/problem+json": { schema: PROBLEM_REF } } };
+}
+
+/** `/jobs/:ref/stats` → `/jobs/{ref}/stats` */
+const toOpenApiPath = (path: string) => path.replace(/\/:([A-Za-z_]+)/g, "/{$1}");
+const pathParams = (path: string) => [...path.matchAll(/\/:([A-Za-z_]+)/g)].map((m) => m[1]!);
+
+function operationObject(op: AnyOperation) {
+  const http = op.http!;
+  const input = inputSchemaOf(op);
+  const properties = input.properties ?? {};
+  const required = new Set(input.required ?? []);
+  const inPath = pathParams(http.path);
+  const parameters: unknown[] = inPath.map((name) => ({ name, in: "path", required: true, schema: properties[name] ?? { type: "string" } }));
+  let requestBody: unknown;
+  if (http.method === "GET" || http.method === "DELETE") {
+    for (const [name, schema] of Object.entries(properties)) {
+      if (!inPath.includes(name)) parameters.push({ name, in: "query", required: required.has(name), schema, description: schema.description });
+    }
+  } else {
+    const bodyProps = Object.fromEntries(Object.entries(properties).filter(([name]) => !inPath.includes(name)));
+    if (Object.keys(bodyProps).length > 0) {
+      const bodyRequired = [...required].filter((name) => !inPath.includes(name));
+      requestBody = {
+        required: bodyRequired.length > 0,
+        content: { "application/json": { schema: { ...input, properties: bodyProps, required: bodyRequired } } },
+      };
+    }
+  }
+  const status = String(http.status ?? 200);
+  const success =
+    status === "204" || status === "202"
+      ? { description: status === "204" ? "No Content" : "Accepted" }
+      : { description: op.summary, content: { "application/json": { schema: outputSchemaOf(op) } } };
+  return {
+    operationId: op.name,
+    summary: op.summary,
+    ...(op.description ? { description: op.description } : {}),
+    tags: [tagOf(http.path)],
+    ...(parameters.length ? { parameters } : {}),
+    ...(requestBody ? { requestBody } : {}),
+    responses: {
+      [status]: success,
+      "401": problemResponse("Missing or invalid bearer token"),
+      ...(op.mutates ? { "403": problemResponse("The caller's role may not do this") } : {}),
+      ...(inPath.length ? { "404": problemResponse("No such resource") } : {}),
+      ...(op.mutates ? { "409": problemResponse("Conflicts with the resource's current state") } : {}),
+      "422": problemResponse("Invalid input"),
+    },
+  };
+}
+
+const tagOf = (path: string) => path.split("/")[1]!.split(":")[0]!;
+
+export function buildOpenApiDocument(operations: readonly AnyOperation[], version: string) {
+  const paths: Record<string, Record<string, unknown>> = {};
+  for (const op of operations) {
+    if (!op.http) continue;
+    const key = op.http.absolute ? toOpenApiPath(op.http.path) : API_PREFIX + toOpenApiPath(op.http.path);
+    (paths[key] ??= {})[op.http.method.toLowerCase()] = operationObject(op);
+  }
+  return {
+    openapi: "3.1.0",
+    info: {
+      title: "jobhouse",
+      version,
+      description: "Job orchestration: jobs, tasks, workers and data objects. Every operation is also an MCP tool at /mcp and a CLI command.",
+    },
+    servers: [{ url: "/" }],
+    paths,
+    components: {
+      schemas: { Problem: PROBLEM_SCHEMA },
+      securitySchemes: { bearer: { type: "http", scheme: "bearer" } },
+    },
+    security: [{ bearer: [] }],
+  };
+}

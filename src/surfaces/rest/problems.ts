@@ -1,0 +1,32 @@
+// One mapping from anything thrown to a Problem response (SPEC "Errors" rule 1).
+
+import type { FastifyReply } from "fastify";
+import { type ProblemBody, ServiceError, internalProblem, isServiceError, toProblem } from "../../core/errors.js";
+import type { Logger } from "../../core/log.js";
+
+export const PROBLEM_CONTENT_TYPE = "application/problem+json";
+
+export function sendProblem(reply: FastifyReply, problem: ProblemBody): FastifyReply {
+  if (problem.status === 401) reply.header("WWW-Authenticate", "Bearer");
+  return reply.code(problem.status).type(PROBLEM_CONTENT_TYPE).send(problem);
+}
+
+/** Fastify's own request errors (bad JSON, wrong content type, body too large) as Problems. */
+function fromFrameworkError(error: { statusCode?: number; code?: string; message: string }): ProblemBody | null {
+  const status = error.statusCode;
+  if (status === undefined || status < 400 || status >= 500) return null;
+  if (status === 413) return { title: "Payload Too Large", status, detail: error.message, code: "payload_too_large" };
+  if (status === 415) return { title: "Unsupported Media Type", status, detail: error.message, code: "unsupported_media_type" };
+  if (status === 404) return { title: "Not Found", status, detail: error.message, code: "not_found" };
+  // A malformed or empty JSON body is invalid input like any other (CONTRACT §2: Problem 422).
+  return toProblem(new ServiceError("invalid", "invalid", `request body: ${error.message}`));
+}
+
+export function problemFor(error: unknown, log: Logger): ProblemBody {
+  if (isServiceError(error)) return toProblem(error);
+  const framework = fromFrameworkError(error as { statusCode?: number; message: string });
+  if (framework) return framework;
+  // A 500 is a defect: log the stack, tell the caller nothing internal.
+  log.error(`unexpected error: ${(error as Error)?.stack ?? String(error)}`);
+  return internalProblem();
+}
