@@ -25,11 +25,20 @@ const defaultStreams: CliStreams = {
   err: (text) => process.stderr.write(text + "\n"),
 };
 
+export interface CliOptions {
+  streams?: CliStreams;
+  /** The environment to configure from; the process's own by default. */
+  env?: Record<string, string | undefined>;
+}
+
 /** Runs the CLI and returns its exit code (CONTRACT §7). */
-export async function runCli(argv: string[], streams: CliStreams = defaultStreams): Promise<number> {
+export async function runCli(argv: string[], options: CliOptions = {}): Promise<number> {
+  const streams = options.streams ?? defaultStreams;
   let service: OpenedService | undefined;
   let config: Config | undefined;
-  const getConfig = () => (config ??= loadConfig());
+  const getConfig = () => (config ??= loadConfig(options.env ?? process.env));
+  let exitCode = 0;
+  const setExitCode = (code: number) => (exitCode = code);
   const getService = async () => (service ??= await openService(getConfig()));
 
   // Operations that need chDB go to a running local server: its process holds the engine's lock.
@@ -51,12 +60,12 @@ export async function runCli(argv: string[], streams: CliStreams = defaultStream
     .exitOverride()
     .configureOutput({ writeOut: (t) => streams.out(t.trimEnd()), writeErr: (t) => streams.err(t.trimEnd()) });
   addOperationCommands(program, operations, call, streams);
-  addLifecycleCommands(program, getConfig);
+  addLifecycleCommands(program, getConfig, streams, setExitCode);
   for (const command of allCommands(program)) command.exitOverride().configureOutput(program.configureOutput());
 
   try {
     await program.parseAsync(argv, { from: "user" });
-    return process.exitCode === undefined ? 0 : Number(process.exitCode);
+    return exitCode;
   } catch (error) {
     return reportError(error, streams);
   } finally {
@@ -92,7 +101,12 @@ function parsePort(value: string): number {
   return port;
 }
 
-function addLifecycleCommands(program: Command, getConfig: () => Config): void {
+function addLifecycleCommands(
+  program: Command,
+  getConfig: () => Config,
+  streams: CliStreams,
+  setExitCode: (code: number) => void,
+): void {
   const local = program.commands.find((c) => c.name() === "local") ?? program.command("local").description("local mode commands");
   local
     .command("start")
@@ -102,7 +116,7 @@ function addLifecycleCommands(program: Command, getConfig: () => Config): void {
     .action(async (options: { port: string; reload?: boolean }) => {
       const port = parsePort(options.port);
       const config = getConfig();
-      process.exitCode = options.reload ? await runWithReload(port) : await runLocalServer(config, port);
+      setExitCode(options.reload ? await runWithReload(port) : await runLocalServer(config, port));
     });
 
   program
@@ -112,7 +126,7 @@ function addLifecycleCommands(program: Command, getConfig: () => Config): void {
       const service = await openService(getConfig());
       try {
         const applied = await migrateToLatest(service.db);
-        program.configureOutput().writeOut?.(applied.length ? `Applied ${applied.join(", ")}` : "Schema is up to date");
+        streams.out(applied.length ? `Applied ${applied.join(", ")}` : "Schema is up to date");
       } finally {
         await service.close();
       }

@@ -50,7 +50,8 @@ export async function readTableSchema(store: ColumnStore, table: string): Promis
   const info = tables[0];
   if (!info) return null;
   const columns = await store.query<{ name: string; type: string }>(
-    sql`SELECT name, type FROM system.columns WHERE database = ${store.database} AND table = ${table} ORDER BY position`,
+    // No ORDER BY position: 18.16 lacks that column, and both list columns in definition order.
+    sql`SELECT name, type FROM system.columns WHERE database = ${store.database} AND table = ${table}`,
   );
   return { columns: columns.map((c) => describeColumn(c.name, c.type)), orderBy: info.sorting_key || null, engine: info.engine };
 }

@@ -2,7 +2,7 @@
 // server over HTTP (distributed mode). Everything above this file speaks SQL text built by sql.ts.
 
 import { mkdirSync } from "node:fs";
-import { type ClickHouseClient, createClient } from "@clickhouse/client";
+import { type ClickHouseClient, ClickHouseLogLevel, createClient } from "@clickhouse/client";
 import type { ColumnTarget } from "../core/config.js";
 import { type Sql, ident, sql } from "./sql.js";
 
@@ -25,11 +25,14 @@ export async function openColumnStore(target: ColumnTarget): Promise<ColumnStore
   return store;
 }
 
+// Errors reach our callers as exceptions; the client's own console logging would only duplicate them.
+const QUIET = { level: ClickHouseLogLevel.OFF };
+
 async function openChdb(path: string): Promise<ClickHouseClient> {
   mkdirSync(path, { recursive: true });
   // Loaded lazily: the native engine is large and only local mode needs it.
   const { createChdbConnection } = await import("chdb/connection");
-  return createClient({ connection: createChdbConnection({ path }) } as Parameters<typeof createClient>[0]);
+  return createClient({ connection: createChdbConnection({ path }), log: QUIET } as Parameters<typeof createClient>[0]);
 }
 
 function openServer(location: string): ClickHouseClient {
@@ -40,7 +43,7 @@ function openServer(location: string): ClickHouseClient {
   url.username = "";
   url.password = "";
   url.pathname = "/";
-  return createClient({ url: url.toString(), username, password, request_timeout: 300_000 });
+  return createClient({ url: url.toString(), username, password, request_timeout: 300_000, log: QUIET });
 }
 
 function wrap(client: ClickHouseClient, target: ColumnTarget): ColumnStore {

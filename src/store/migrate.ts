@@ -1,6 +1,6 @@
 // Runs the numbered migrations (the same files on both dialects) through Kysely's Migrator.
 
-import { type Kysely, type Migration, type MigrationProvider, Migrator } from "kysely";
+import { type Kysely, type Migration, type MigrationProvider, Migrator, PostgresAdapter, sql } from "kysely";
 import * as initial from "./migrations/001-initial.js";
 
 const MIGRATIONS: Record<string, Migration> = {
@@ -12,8 +12,23 @@ const provider: MigrationProvider = { getMigrations: async () => MIGRATIONS };
 /** Brings the schema up to date; returns the names applied now (empty when already current). */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the migrator works on any schema
 export async function migrateToLatest(db: Kysely<any>): Promise<string[]> {
-  const migrator = new Migrator({ db, provider, migrationTableName: "schema_migrations", migrationLockTableName: "schema_migrations_lock" });
+  const migrator = new Migrator({
+    db,
+    provider,
+    migrationTableName: "schema_migrations",
+    migrationLockTableName: "schema_migrations_lock",
+    // Kysely looks for its tables in every schema unless told which: name the current one, so
+    // several deployments (or test runs) can share one PostgreSQL database.
+    ...(await currentPgSchema(db)),
+  });
   const { error, results } = await migrator.migrateToLatest();
   if (error) throw error instanceof Error ? error : new Error(String(error));
   return (results ?? []).filter((r) => r.status === "Success").map((r) => r.migrationName);
+}
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+async function currentPgSchema(db: Kysely<any>): Promise<{ migrationTableSchema?: string }> {
+  if (!(db.getExecutor().adapter instanceof PostgresAdapter)) return {};
+  const { rows } = await sql<{ schema: string }>`select current_schema() as schema`.execute(db);
+  return rows[0]?.schema ? { migrationTableSchema: rows[0].schema } : {};
 }

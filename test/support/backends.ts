@@ -1,0 +1,86 @@
+// The backends every shared suite runs on: SQLite + chDB (local) and PostgreSQL + ClickHouse server
+// (distributed), each test with a fresh SQLite file / PostgreSQL schema / ClickHouse database.
+
+import { mkdirSync, mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import pg from "pg";
+import { describe } from "vitest";
+
+export interface Backend {
+  name: "local" | "distributed";
+  /** Environment for loadConfig: a fresh place to keep everything. */
+  freshEnv(): Promise<Record<string, string>>;
+}
+
+export const PG_URL = process.env.JOBHOUSE_TEST_PG_URL ?? "postgres://postgres@127.0.0.1:5432/test";
+export const CH_URL = process.env.JOBHOUSE_TEST_CH_URL ?? "http://127.0.0.1:8123";
+
+let counter = 0;
+const unique = () => `jh_${process.pid}_${Date.now().toString(36)}_${counter++}`;
+
+/** chDB allows one data directory per process: every test of this process shares it, each with its own database. */
+const processRoot = mkdtempSync(join(tmpdir(), "jobhouse-test-"));
+const chdbDir = join(processRoot, "chdb");
+
+const local: Backend = {
+  name: "local",
+  async freshEnv() {
+    const home = join(processRoot, unique());
+    mkdirSync(home, { recursive: true });
+    return {
+      SERVICE_HOME: home,
+      SERVICE_SQL_URL: `sqlite:${join(home, "local.db")}`,
+      SERVICE_CH_URL: `chdb:${chdbDir}?database=${unique()}`,
+    };
+  },
+};
+
+const distributed: Backend = {
+  name: "distributed",
+  async freshEnv() {
+    const schema = unique();
+    const client = new pg.Client({ connectionString: PG_URL });
+    await client.connect();
+    try {
+      await client.query(`CREATE SCHEMA ${schema}`);
+    } finally {
+      await client.end();
+    }
+    const home = join(processRoot, schema);
+    mkdirSync(home, { recursive: true });
+    const sqlUrl = new URL(PG_URL);
+    sqlUrl.searchParams.set("options", `-c search_path=${schema}`);
+    return {
+      SERVICE_HOME: home,
+      SERVICE_SQL_URL: sqlUrl.toString(),
+      SERVICE_CH_URL: `${CH_URL.replace(/\/$/, "")}/${unique()}`,
+      SERVICE_AUTH: "token",
+    };
+  },
+};
+
+/** Whether the distributed services answer; CI requires them (JOBHOUSE_TEST_REQUIRE_ALL=1). */
+async function distributedAvailable(): Promise<boolean> {
+  try {
+    const client = new pg.Client({ connectionString: PG_URL, connectionTimeoutMillis: 2000 });
+    await client.connect();
+    await client.end();
+    const ping = await fetch(`${CH_URL}/ping`, { signal: AbortSignal.timeout(2000) });
+    return ping.ok;
+  } catch {
+    return false;
+  }
+}
+
+const distributedUp = await distributedAvailable();
+if (!distributedUp && process.env.JOBHOUSE_TEST_REQUIRE_ALL === "1") {
+  throw new Error(`PostgreSQL (${PG_URL}) or ClickHouse (${CH_URL}) is not reachable, and JOBHOUSE_TEST_REQUIRE_ALL=1`);
+}
+
+export const BACKENDS: Backend[] = distributedUp ? [local, distributed] : [local];
+
+/** Runs the same suite against every backend. */
+export function forEachBackend(title: string, suite: (backend: Backend) => void): void {
+  for (const backend of BACKENDS) describe(`${title} [${backend.name}]`, () => suite(backend));
+}

@@ -1,0 +1,98 @@
+// A running service for cross-layer tests: a fresh backend, the HTTP app on a loopback port, an MCP
+// client through the SDK over HTTP, and the CLI run in-process against the same stores.
+
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import type { FastifyInstance } from "fastify";
+import { runCli } from "../../src/app/cli.js";
+import { openService, type OpenedService } from "../../src/app/context.js";
+import { WEB_ROOT } from "../../src/app/local-start.js";
+import { type Config, loadConfig } from "../../src/core/config.js";
+import { createLogger } from "../../src/core/log.js";
+import { SYNTHETIC_ADMIN, invoke, operationByName, operations } from "../../src/operations/index.js";
+import { buildHttpApp } from "../../src/surfaces/rest/app.js";
+import type { Backend } from "./backends.js";
+
+export interface HttpResult {
+  status: number;
+  headers: Headers;
+  body: unknown;
+  text: string;
+}
+
+export interface CliResult {
+  code: number;
+  out: string;
+  err: string;
+}
+
+export interface Harness {
+  env: Record<string, string>;
+  config: Config;
+  service: OpenedService;
+  app: FastifyInstance;
+  url: string;
+  http(method: string, path: string, body?: unknown, headers?: Record<string, string>): Promise<HttpResult>;
+  mcp(): Promise<Client>;
+  cli(...argv: string[]): Promise<CliResult>;
+  /** Calls an operation in-process as the admin (for arranging test data). */
+  call(name: string, input?: unknown): Promise<unknown>;
+  close(): Promise<void>;
+}
+
+export async function startHarness(backend: Backend, extraEnv: Record<string, string> = {}): Promise<Harness> {
+  const env = { ...(await backend.freshEnv()), ...extraEnv };
+  const config = loadConfig(env);
+  const service = await openService(config, { log: createLogger("error") });
+  await invoke(operationByName.get("setup")!, {}, { ...service, principal: SYNTHETIC_ADMIN });
+  const app = await buildHttpApp(service, operations, { webRoot: WEB_ROOT });
+  await app.listen({ host: "127.0.0.1", port: 0 });
+  const address = app.server.address();
+  const url = `http://127.0.0.1:${typeof address === "object" && address ? address.port : 0}`;
+  const clients: Client[] = [];
+
+  return {
+    env,
+    config,
+    service,
+    app,
+    url,
+    async http(method, path, body, headers = {}) {
+      const init: RequestInit = { method, headers: { ...headers } };
+      if (body !== undefined) {
+        init.body = typeof body === "string" ? body : JSON.stringify(body);
+        (init.headers as Record<string, string>)["content-type"] ??= "application/json";
+      }
+      const response = await fetch(url + path, init);
+      const text = await response.text();
+      let parsed: unknown = undefined;
+      try {
+        parsed = text === "" ? undefined : JSON.parse(text);
+      } catch {
+        parsed = undefined;
+      }
+      return { status: response.status, headers: response.headers, body: parsed, text };
+    },
+    async mcp() {
+      const client = new Client({ name: "jobhouse-test", version: "1.0.0" });
+      await client.connect(new StreamableHTTPClientTransport(new URL(url + "/mcp")));
+      clients.push(client);
+      return client;
+    },
+    async cli(...argv) {
+      let out = "";
+      let err = "";
+      const code = await runCli(argv, {
+        env,
+        streams: { out: (t) => void (out += t + "\n"), err: (t) => void (err += t + "\n") },
+      });
+      return { code, out, err };
+    },
+    call: (name, input = {}) => invoke(operationByName.get(name)!, input, { ...service, principal: SYNTHETIC_ADMIN }),
+    async close() {
+      await Promise.all(clients.map((c) => c.close().catch(() => undefined)));
+      await app.close();
+      await service.close();
+    },
+  };
+}

@@ -1,0 +1,22 @@
+// Prints the closing line CI reads: "N passed, N failed" (plus skipped), after vitest's own summary.
+
+import type { Reporter, TestModule } from "vitest/node";
+
+export default class SummaryReporter implements Reporter {
+  onTestRunEnd(modules: ReadonlyArray<TestModule>, unhandledErrors: ReadonlyArray<unknown>): void {
+    let passed = 0;
+    let failed = unhandledErrors.length;
+    let skipped = 0;
+    for (const module of modules) {
+      // A file that failed to load has no tests but is a failure all the same.
+      if (module.state() === "failed" && [...module.children.allTests()].length === 0) failed += 1;
+      for (const test of module.children.allTests()) {
+        const state = test.result().state;
+        if (state === "passed") passed += 1;
+        else if (state === "failed") failed += 1;
+        else skipped += 1;
+      }
+    }
+    console.log(`\n${passed} passed, ${failed} failed, ${skipped} skipped`);
+  }
+}
