@@ -5,7 +5,7 @@ import { existsSync } from "node:fs";
 import fastifyStatic from "@fastify/static";
 import Fastify, { type FastifyInstance, type FastifyRequest } from "fastify";
 import { notFound } from "../../core/errors.js";
-import type { AnyOperation, OperationContext, ServiceContext } from "../../operations/index.js";
+import type { AnyOperation, OperationContext, Principal, ServiceContext } from "../../operations/index.js";
 import { createMcpEndpoint } from "../mcp/server.js";
 import { isGuardedPath, resolvePrincipal } from "./auth.js";
 import { registerDocs } from "./docs.js";
@@ -17,6 +17,8 @@ export interface RestAppOptions {
   /** Directory of the web app (index.html and its assets). */
   webRoot: string;
 }
+
+const ANONYMOUS: Principal = Object.freeze({ user_id: "", username: "anonymous", role: "viewer" });
 
 declare module "fastify" {
   interface FastifyRequest {
@@ -30,8 +32,9 @@ export async function buildHttpApp(
   options: RestAppOptions,
 ): Promise<FastifyInstance> {
   const app = Fastify({ logger: false, bodyLimit: 10 * 1024 * 1024, forceCloseConnections: true });
-  const contextFor = (request: FastifyRequest): OperationContext =>
-    request.operationContext ?? { ...service, principal: resolvePrincipal(request) };
+  // Guarded paths carry the principal the onRequest hook resolved; open ones (GET /health) run
+  // as an anonymous viewer, so no open route can mutate anything.
+  const contextFor = (request: FastifyRequest): OperationContext => request.operationContext ?? { ...service, principal: ANONYMOUS };
 
   app.setErrorHandler((error, _request, reply) => sendProblem(reply, problemFor(error, service.log)));
 
@@ -53,11 +56,11 @@ export async function buildHttpApp(
     },
   });
 
-  await registerWebApp(app, options.webRoot);
+  await registerWebApp(app, options.webRoot, service);
   return app;
 }
 
-async function registerWebApp(app: FastifyInstance, webRoot: string): Promise<void> {
+async function registerWebApp(app: FastifyInstance, webRoot: string, service: ServiceContext): Promise<void> {
   const hasWeb = existsSync(webRoot);
   if (hasWeb) await app.register(fastifyStatic, { root: webRoot, prefix: "/", index: false, wildcard: false });
   app.setNotFoundHandler(async (request, reply) => {
@@ -67,6 +70,6 @@ async function registerWebApp(app: FastifyInstance, webRoot: string): Promise<vo
     if (!isApi && hasWeb && (request.method === "GET" || request.method === "HEAD")) {
       return reply.type("text/html").sendFile("index.html");
     }
-    return sendProblem(reply, problemFor(notFound(`no route ${request.method} ${path}`), app.log as never));
+    return sendProblem(reply, problemFor(notFound(`no route ${request.method} ${path}`), service.log));
   });
 }

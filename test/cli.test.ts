@@ -1,0 +1,87 @@
+// The CLI: --json equals the REST body, exit codes per CONTRACT §7, readable human output.
+
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { forEachBackend } from "./support/backends.js";
+import { addObject } from "./support/fixtures.js";
+import { type Harness, startHarness } from "./support/harness.js";
+
+forEachBackend("CLI", (backend) => {
+  let h: Harness;
+  let jobId: string;
+  beforeAll(async () => {
+    h = await startHarness(backend);
+    await h.call("register_job", { entrypoint: "jobs/etl.ts:etl", schedule: "0 6 * * *", defaults: { region: "eu" } });
+    jobId = ((await h.call("run_job", { name: "etl" })) as { id: string }).id;
+    await addObject(h, "orders", "global", 4);
+  });
+  afterAll(() => h?.close());
+
+  it("--json prints exactly the REST body", async () => {
+    for (const [argv, path] of [
+      [["job", "list"], "/api/v0/jobs"],
+      [["job", "get", jobId], `/api/v0/jobs/${jobId}`],
+      [["registered-job", "list"], "/api/v0/registered-jobs"],
+      [["worker", "list"], "/api/v0/workers"],
+      [["data", "get", "orders"], "/api/v0/objects/orders"],
+    ] as [string[], string][]) {
+      const cli = await h.cli(...argv, "--json");
+      expect(cli.code, cli.err).toBe(0);
+      const rest = await h.http("GET", path);
+      const masked = (v: unknown) => JSON.stringify(v).replace(/"duration_ms":\d+/, "");
+      expect(masked(JSON.parse(cli.out))).toEqual(masked(rest.body));
+    }
+  });
+
+  it("prints tables for lists and labelled fields for details", async () => {
+    const list = await h.cli("job", "list");
+    expect(list.out).toMatch(/^ID\s+NAME\s+STATUS/m);
+    expect(list.out).toContain(jobId);
+    expect(list.out).toMatch(/1 of 1/);
+    const detail = await h.cli("job", "get", jobId);
+    expect(detail.out).toMatch(/^status:\s+PENDING$/m);
+    expect(detail.out).toMatch(/^tasks:$/m);
+    const object = await h.cli("data", "get", "orders");
+    expect(object.out).toMatch(/^row_count:\s+4$/m);
+  });
+
+  it("prints one line for a mutation", async () => {
+    const run = await h.cli("run-job", "etl", "--kwargs", '{"region":"us"}');
+    expect(run.code).toBe(0);
+    expect(run.out.trim()).toMatch(/^Started job \d+ \(etl\): PENDING$/);
+    const job = (await h.http("GET", "/api/v0/jobs/etl")).body as { id: string };
+    const detail = (await h.http("GET", `/api/v0/jobs/${job.id}`)).body as { kwargs: unknown };
+    expect(detail.kwargs).toEqual({ region: "us" });
+    const cancel = await h.cli("job", "cancel", job.id);
+    expect(cancel.out.trim()).toBe(`Cancelled job ${job.id} (etl)`);
+  });
+
+  it("exit codes: 1 not found, 2 usage, 3 conflict, 4 invalid", async () => {
+    const notFound = await h.cli("job", "get", "999999");
+    expect(notFound.code).toBe(1);
+    expect(notFound.err).toMatch(/error: job 999999 does not exist \(not_found\)/);
+    expect((await h.cli("job", "frobnicate")).code).toBe(2);
+    expect((await h.cli("job", "get")).code).toBe(2);
+    expect((await h.cli("job", "list", "--status", "DONE")).code).toBe(2);
+    expect((await h.cli("register-job", "jobs/etl.ts:etl")).code).toBe(3);
+    const invalid = await h.cli("job", "list", "--limit", "0");
+    expect(invalid.code).toBe(4);
+    expect(invalid.err).toMatch(/limit/);
+    expect((await h.cli("run-job", "etl", "--kwargs", "[1]")).code).toBe(4);
+  });
+
+  it("--help works everywhere and exits 0", async () => {
+    for (const argv of [["--help"], ["job", "--help"], ["job", "list", "--help"], ["data", "purge", "--help"], ["local", "start", "--help"]]) {
+      const result = await h.cli(...argv);
+      expect(result.code, argv.join(" ")).toBe(0);
+      expect(result.out).toMatch(/Usage: jobhouse/);
+    }
+  });
+
+  it("worker start and background start refuse local mode clearly", async () => {
+    if (backend.name !== "local") return;
+    const worker = await h.cli("worker", "start");
+    expect(worker.code).toBe(4);
+    expect(worker.err).toMatch(/distributed mode/);
+    expect((await h.cli("background", "start")).code).toBe(4);
+  });
+});

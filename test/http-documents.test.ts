@@ -1,0 +1,103 @@
+// The OpenAPI document, the documentation pages, the web app fallback and the MCP tool listing.
+
+import { Validator } from "@seriousme/openapi-schema-validator";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { operations } from "../src/operations/index.js";
+import { BACKENDS } from "./support/backends.js";
+import { type Harness, startHarness } from "./support/harness.js";
+
+const SPEC_TOOLS = [
+  "list_jobs", "get_job", "job_stats", "cancel_job", "run_job", "register_job", "list_registered_jobs", "enable_job",
+  "disable_job", "list_workers", "start_worker", "stop_worker", "list_objects", "get_object", "delete_object",
+  "purge_objects", "get_task",
+];
+
+const SPEC_PATHS: [string, string][] = [
+  ["get", "/api/v0/jobs"], ["get", "/api/v0/jobs/{ref}"], ["get", "/api/v0/jobs/{ref}/stats"], ["post", "/api/v0/jobs/{ref}/cancel"],
+  ["post", "/api/v0/jobs:run"], ["post", "/api/v0/registered-jobs"], ["get", "/api/v0/registered-jobs"],
+  ["post", "/api/v0/registered-jobs/{name}/enable"], ["post", "/api/v0/registered-jobs/{name}/disable"],
+  ["get", "/api/v0/tasks/{id}"], ["get", "/api/v0/tasks/{id}/logs"], ["get", "/api/v0/workers"], ["post", "/api/v0/workers"],
+  ["post", "/api/v0/workers/{id}/stop"], ["get", "/api/v0/objects"], ["get", "/api/v0/objects/{name}"],
+  ["delete", "/api/v0/objects/{name}"], ["post", "/api/v0/objects:purge"], ["get", "/api/v0/auth/me"], ["get", "/health"],
+];
+
+describe("HTTP documents", () => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await startHarness(BACKENDS[0]!);
+  });
+  afterAll(() => h?.close());
+
+  it("OpenAPI lists every path of the spec and validates as OpenAPI 3.1", async () => {
+    const { status, body } = await h.http("GET", "/api/v0/openapi.json");
+    expect(status).toBe(200);
+    const doc = body as { openapi: string; paths: Record<string, Record<string, { operationId: string }>> };
+    expect(doc.openapi).toBe("3.1.0");
+    for (const [method, path] of SPEC_PATHS) expect(doc.paths[path]?.[method], `${method} ${path}`).toBeDefined();
+    const ids = Object.values(doc.paths).flatMap((p) => Object.values(p).map((o) => o.operationId));
+    expect(ids.sort()).toEqual(operations.filter((op) => op.http).map((op) => op.name).sort());
+    const result = await new Validator().validate(doc as never);
+    expect(result.errors ?? []).toEqual([]);
+    expect(result.valid).toBe(true);
+  });
+
+  it("serves Swagger UI and ReDoc from its own files", async () => {
+    const docs = await h.http("GET", "/api/v0/docs");
+    expect(docs.status).toBe(200);
+    expect(docs.text).toContain("/api/v0/docs/assets/swagger-ui-bundle.js");
+    expect(docs.text).not.toMatch(/https?:\/\/(?!127\.0\.0\.1)/);
+    const bundle = await h.http("GET", "/api/v0/docs/assets/swagger-ui-bundle.js");
+    expect(bundle.status).toBe(200);
+    expect(bundle.text.length).toBeGreaterThan(100_000);
+    const redoc = await h.http("GET", "/api/v0/redoc");
+    expect(redoc.status).toBe(200);
+    expect(redoc.text).toContain("/api/v0/redoc/assets/redoc.standalone.js");
+    expect((await h.http("GET", "/api/v0/redoc/assets/redoc.standalone.js")).status).toBe(200);
+  });
+
+  it("falls back to index.html for unknown non-API routes, never for the API", async () => {
+    for (const path of ["/", "/?p=jobs", "/some/deep/link"]) {
+      const page = await h.http("GET", path);
+      expect(page.status).toBe(200);
+      expect(page.headers.get("content-type")).toMatch(/text\/html/);
+      expect(page.text).toContain("<title>jobhouse</title>");
+    }
+    expect((await h.http("GET", "/api/v0/unknown")).status).toBe(404);
+  });
+
+  it("GET /health is a liveness probe", async () => {
+    const { status, body } = await h.http("GET", "/health");
+    expect(status).toBe(200);
+    expect(body).toMatchObject({ status: "ok", mode: "local" });
+  });
+
+  it("GET /auth/me is the synthetic admin while authentication is off", async () => {
+    const { body } = await h.http("GET", "/api/v0/auth/me");
+    expect(body).toEqual({ id: "0", username: "admin", role: "admin" });
+  });
+
+  it("MCP tools/list returns exactly the 17 tools through the SDK client", async () => {
+    const client = await h.mcp();
+    const { tools } = await client.listTools();
+    expect(tools.map((t) => t.name).sort()).toEqual([...SPEC_TOOLS].sort());
+    for (const tool of tools) {
+      expect(tool.description, tool.name).toBeTruthy();
+      expect(tool.inputSchema.type).toBe("object");
+    }
+    const withOutput = tools.filter((t) => t.outputSchema).map((t) => t.name);
+    expect(withOutput).toEqual(expect.arrayContaining(["list_jobs", "get_job", "run_job", "get_task", "purge_objects"]));
+  });
+
+  it("MCP surfaces NotFound, Conflict and Invalid as tool errors with code and detail", async () => {
+    const client = await h.mcp();
+    const missing = await client.callTool({ name: "get_job", arguments: { ref: "424242" } });
+    expect(missing.isError).toBe(true);
+    expect(JSON.parse((missing.content as { text: string }[])[0]!.text)).toMatchObject({ code: "not_found", status: 404 });
+    const bad = await client.callTool({ name: "list_jobs", arguments: { limit: 9999 } });
+    expect(bad.isError).toBe(true);
+    expect(JSON.parse((bad.content as { text: string }[])[0]!.text)).toMatchObject({ code: "invalid", detail: expect.stringMatching(/^limit/) });
+    await client.callTool({ name: "register_job", arguments: { entrypoint: "a.ts:twice" } });
+    const conflict = await client.callTool({ name: "register_job", arguments: { entrypoint: "a.ts:twice" } });
+    expect(JSON.parse((conflict.content as { text: string }[])[0]!.text)).toMatchObject({ code: "name_taken", status: 409 });
+  });
+});

@@ -1,0 +1,90 @@
+// `jobhouse local start` as a user runs it: a real process, setup on first start, the open-server
+// WARNING, server.json, and CLI commands that need chDB reaching it over loopback.
+
+import { type ChildProcess, spawn, spawnSync } from "node:child_process";
+import { existsSync, mkdtempSync, readFileSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+
+const BIN = join(import.meta.dirname, "..", "bin", "jobhouse.mjs");
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const server = createServer();
+    server.listen(0, "127.0.0.1", () => {
+      const port = (server.address() as { port: number }).port;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+describe("local start", () => {
+  const home = mkdtempSync(join(tmpdir(), "jobhouse-local-"));
+  const env = { ...process.env, SERVICE_HOME: home, SERVICE_API_TOKEN: "", SERVICE_SQL_URL: "", SERVICE_CH_URL: "" };
+  let server: ChildProcess;
+  let stderr = "";
+  let url = "";
+
+  const cli = (...argv: string[]) => spawnSync(process.execPath, [BIN, ...argv], { env, encoding: "utf8" });
+
+  beforeAll(async () => {
+    const port = await freePort();
+    url = `http://127.0.0.1:${port}`;
+    server = spawn(process.execPath, [BIN, "local", "start", "--port", String(port)], { env, stdio: ["ignore", "pipe", "pipe"] });
+    server.stderr!.on("data", (chunk) => (stderr += chunk));
+    for (let i = 0; i < 300 && !stderr.includes("listening on"); i++) await new Promise((r) => setTimeout(r, 100));
+  });
+  afterAll(() => {
+    if (server.exitCode === null) server.kill("SIGKILL");
+  });
+
+  it("runs setup on first start and warns once that the server is open", async () => {
+    expect(stderr).toContain(`listening on ${url}`);
+    expect(stderr.match(/WARNING .*open/g)).toHaveLength(1);
+    expect(existsSync(join(home, "local.db"))).toBe(true);
+    expect(JSON.parse(readFileSync(join(home, "server.json"), "utf8"))).toEqual({ url, pid: server.pid });
+    const health = await (await fetch(`${url}/health`)).json();
+    expect(health).toMatchObject({ status: "ok", mode: "local" });
+  });
+
+  it("sends column-store commands to the running server and the rest in-process", () => {
+    const data = cli("data", "list", "--json");
+    expect(data.status, data.stderr).toBe(0);
+    expect(JSON.parse(data.stdout)).toEqual({ items: [], total: 0, next_cursor: null });
+    const run = cli("run-job", "jobs/x.ts:hello", "--json");
+    expect(run.status, run.stderr).toBe(0);
+    const job = JSON.parse(run.stdout) as { id: string; status: string };
+    expect(job.status).toBe("PENDING");
+    expect(cli("job", "get", job.id).stdout).toContain(job.id);
+  });
+
+  it("refuses a second server on the same home", () => {
+    const second = cli("local", "start", "--port", "0");
+    expect(second.status).toBe(10);
+    expect(second.stderr).toMatch(/already running/);
+  });
+
+  it("setup is idempotent", async () => {
+    const response = await fetch(`${url}/api/v0/jobs`);
+    expect(response.status).toBe(200);
+  });
+
+  it("stops on SIGTERM and removes server.json", async () => {
+    const exited = new Promise<number | null>((resolve) => server.on("exit", (code) => resolve(code)));
+    server.kill("SIGTERM");
+    expect(await exited).toBe(0);
+    expect(existsSync(join(home, "server.json"))).toBe(false);
+  });
+
+  it("refuses a mix of backends in one line naming both variables", () => {
+    const mixed = spawnSync(process.execPath, [BIN, "job", "list"], {
+      env: { ...env, SERVICE_SQL_URL: "postgres://localhost/x", SERVICE_CH_URL: "" },
+      encoding: "utf8",
+    });
+    expect(mixed.status).toBe(2);
+    expect(mixed.stderr.trim().split("\n")).toHaveLength(1);
+    expect(mixed.stderr).toMatch(/SERVICE_SQL_URL=postgres:\/\/localhost\/x and SERVICE_CH_URL=\(unset\)/);
+  });
+});

@@ -1,0 +1,128 @@
+// Problem bodies and statuses for not found, conflict and invalid input: never a 500.
+
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { forEachBackend } from "./support/backends.js";
+import { type Harness, type HttpResult, startHarness } from "./support/harness.js";
+
+function expectProblem(result: HttpResult, status: number, code: string) {
+  expect(result.status, result.text).toBe(status);
+  expect(result.headers.get("content-type")).toMatch(/^application\/problem\+json/);
+  expect(result.body).toEqual({ title: expect.any(String), status, detail: expect.any(String), code });
+}
+
+forEachBackend("Problems", (backend) => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await startHarness(backend);
+    await h.call("register_job", { entrypoint: "jobs/p.ts:known" });
+  });
+  afterAll(() => h?.close());
+
+  describe("not found (404 not_found)", () => {
+    const cases: [string, string][] = [
+      ["GET", "/api/v0/jobs/123456789"],
+      ["GET", "/api/v0/jobs/no-such-job"],
+      ["GET", "/api/v0/jobs/123456789/stats"],
+      ["POST", "/api/v0/jobs/123456789/cancel"],
+      ["GET", "/api/v0/tasks/42"],
+      ["GET", "/api/v0/tasks/42/logs"],
+      ["POST", "/api/v0/workers/42/stop"],
+      ["POST", "/api/v0/registered-jobs/nope/enable"],
+      ["GET", "/api/v0/objects/nope"],
+      ["DELETE", "/api/v0/objects/nope"],
+      ["GET", "/api/v0/no-such-route"],
+    ];
+    for (const [method, path] of cases) it(`${method} ${path}`, async () => expectProblem(await h.http(method, path), 404, "not_found"));
+
+    it("run_job of an unknown registered name", async () => {
+      expectProblem(await h.http("POST", "/api/v0/jobs:run", { name: "never-registered" }), 404, "not_found");
+    });
+  });
+
+  describe("conflict (409)", () => {
+    it("cancel of a terminal job is job_terminal", async () => {
+      const job = (await h.call("run_job", { name: "known" })) as { id: string };
+      expect((await h.http("POST", `/api/v0/jobs/${job.id}/cancel`)).status).toBe(200);
+      expectProblem(await h.http("POST", `/api/v0/jobs/${job.id}/cancel`), 409, "job_terminal");
+    });
+
+    it("registering a taken name is name_taken", async () => {
+      expectProblem(await h.http("POST", "/api/v0/registered-jobs", { entrypoint: "jobs/p.ts:known" }), 409, "name_taken");
+    });
+
+    it("only one of two racing cancels wins", async () => {
+      const job = (await h.call("run_job", { name: "known" })) as { id: string };
+      const results = await Promise.all(Array.from({ length: 6 }, () => h.http("POST", `/api/v0/jobs/${job.id}/cancel`)));
+      expect(results.map((r) => r.status).sort()).toEqual([200, 409, 409, 409, 409, 409]);
+    });
+
+    it("only one of two racing registrations wins", async () => {
+      const body = { entrypoint: "jobs/p.ts:raced" };
+      const results = await Promise.all(Array.from({ length: 4 }, () => h.http("POST", "/api/v0/registered-jobs", body)));
+      expect(results.map((r) => r.status).sort()).toEqual([201, 409, 409, 409]);
+    });
+  });
+
+  describe("invalid input (422 invalid)", () => {
+    const cases: [string, string, string, unknown?][] = [
+      ["negative limit", "GET", "/api/v0/jobs?limit=-1"],
+      ["zero limit", "GET", "/api/v0/jobs?limit=0"],
+      ["huge limit", "GET", "/api/v0/jobs?limit=501"],
+      ["absurd limit", "GET", "/api/v0/jobs?limit=99999999999999999999999"],
+      ["non-numeric limit", "GET", "/api/v0/jobs?limit=ten"],
+      ["fractional limit", "GET", "/api/v0/jobs?limit=2.5"],
+      ["unknown status enum", "GET", "/api/v0/jobs?status=DONE"],
+      ["lowercase status enum", "GET", "/api/v0/jobs?status=pending"],
+      ["malformed cursor", "GET", "/api/v0/jobs?cursor=%%%"],
+      ["cursor of garbage", "GET", "/api/v0/jobs?cursor=bm90LWFuLWlk"],
+      ["bad since", "GET", "/api/v0/jobs?since=yesterday"],
+      ["unknown query field", "GET", "/api/v0/jobs?colour=red"],
+      ["repeated query field", "GET", "/api/v0/jobs?limit=1&limit=2"],
+      ["bad worker status", "GET", "/api/v0/workers?status=BUSY"],
+      ["bad enabled flag", "GET", "/api/v0/registered-jobs?enabled=maybe"],
+      ["bad object scope", "GET", "/api/v0/objects?scope=forever"],
+      ["task id not a number", "GET", "/api/v0/tasks/abc"],
+      ["task id too large", "GET", "/api/v0/tasks/99999999999999999999"],
+      ["worker id not a number", "POST", "/api/v0/workers/x/stop"],
+      ["run_job without name", "POST", "/api/v0/jobs:run", {}],
+      ["run_job name of wrong type", "POST", "/api/v0/jobs:run", { name: 5 }],
+      ["run_job kwargs not an object", "POST", "/api/v0/jobs:run", { name: "known", kwargs: [1, 2] }],
+      ["run_job unknown preservation mode", "POST", "/api/v0/jobs:run", { name: "known", preservation_mode: "SOME" }],
+      ["run_job unknown field", "POST", "/api/v0/jobs:run", { name: "known", priority: 1 }],
+      ["run_job malformed entrypoint", "POST", "/api/v0/jobs:run", { name: "jobs/p.ts:" }],
+      ["body is an array", "POST", "/api/v0/jobs:run", [1]],
+      ["body is not JSON", "POST", "/api/v0/jobs:run", "{name:"],
+      ["empty JSON body", "POST", "/api/v0/jobs:run", ""],
+      ["register without entrypoint", "POST", "/api/v0/registered-jobs", { schedule: "* * * * *" }],
+      ["register with bad cron", "POST", "/api/v0/registered-jobs", { entrypoint: "jobs/p.ts:cron", schedule: "every day" }],
+      ["register with 6-field cron", "POST", "/api/v0/registered-jobs", { entrypoint: "jobs/p.ts:cron", schedule: "0 * * * * *" }],
+      ["register with out-of-range cron", "POST", "/api/v0/registered-jobs", { entrypoint: "jobs/p.ts:cron", schedule: "61 * * * *" }],
+      ["register with unknown timezone", "POST", "/api/v0/registered-jobs", { entrypoint: "jobs/p.ts:cron", schedule: "0 1 * * *", timezone: "Mars/Olympus" }],
+      ["purge with an empty filter", "POST", "/api/v0/objects:purge", {}],
+      ["purge with a bad bound", "POST", "/api/v0/objects:purge", { before: "soon" }],
+    ];
+    for (const [title, method, path, body] of cases) {
+      it(title, async () => expectProblem(await h.http(method, path, body), 422, "invalid"));
+    }
+
+    it("names the offending field", async () => {
+      const result = await h.http("GET", "/api/v0/jobs?limit=501");
+      expect((result.body as { detail: string }).detail).toMatch(/^limit: /);
+    });
+
+    it(`start_worker in ${backend.name} mode`, async () => {
+      const result = await h.http("POST", "/api/v0/workers", {});
+      if (backend.name === "local") expectProblem(result, 422, "invalid");
+      else expect(result.status).toBe(202);
+    });
+  });
+
+  it("an oversized body is 413, not a 500", async () => {
+    const result = await h.http("POST", "/api/v0/jobs:run", { name: "known", kwargs: { blob: "x".repeat(11 * 1024 * 1024) } });
+    expectProblem(result, 413, "payload_too_large");
+  });
+
+  it("a wrong content type is 415", async () => {
+    expectProblem(await h.http("POST", "/api/v0/jobs:run", "name=known", { "content-type": "application/x-www-form-urlencoded" }), 415, "unsupported_media_type");
+  });
+});
