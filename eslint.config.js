@@ -11,7 +11,7 @@ export default tseslint.config(
     rules: {
       "@typescript-eslint/no-unused-vars": ["error", { argsIgnorePattern: "^_", varsIgnorePattern: "^_" }],
       "@typescript-eslint/no-non-null-assertion": "off",
-      "no-console": ["error", { allow: [] }],
+      "no-console": "error",
     },
   },
   {

@@ -36,7 +36,7 @@ export async function runCli(argv: string[], options: CliOptions = {}): Promise<
   const streams = options.streams ?? defaultStreams;
   let service: OpenedService | undefined;
   let config: Config | undefined;
-  const getConfig = () => (config ??= loadConfig(options.env ?? process.env));
+  const getConfig = () => (config ??= loadConfig(options.env));
   let exitCode = 0;
   const setExitCode = (code: number) => (exitCode = code);
   const getService = async () => (service ??= await openService(getConfig()));
@@ -91,7 +91,6 @@ function reportError(error: unknown, streams: CliStreams): number {
     return ERROR_KINDS[error.kind].exitCode;
   }
   streams.err(`error: unexpected failure: ${(error as Error)?.message ?? String(error)}`);
-  if (process.env.DEBUG) streams.err(String((error as Error)?.stack));
   return ERROR_KINDS.internal.exitCode;
 }
 

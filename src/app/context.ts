@@ -77,7 +77,7 @@ async function leaseNodeOrMigrate(db: Store, holder: string, clock: Clock): Prom
 const spawnDetachedWorker: WorkerSpawner = (maxTasks) => {
   const bin = fileURLToPath(new URL("bin/jobhouse.mjs", PACKAGE_ROOT));
   const args = [bin, "worker", "start", ...(maxTasks === null ? [] : ["--max-tasks", String(maxTasks)])];
-  const child = spawn(process.execPath, args, { detached: true, stdio: "ignore", env: process.env });
+  const child = spawn(process.execPath, args, { detached: true, stdio: "ignore" });
   child.on("error", () => undefined);
   if (child.pid === undefined) throw new Error(`could not spawn ${process.execPath}`);
   child.unref();

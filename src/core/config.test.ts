@@ -1,0 +1,42 @@
+import { describe, expect, it } from "vitest";
+import { ConfigError, loadConfig } from "./config.js";
+
+describe("loadConfig", () => {
+  it("defaults to local mode under SERVICE_HOME", () => {
+    const config = loadConfig({ SERVICE_HOME: "/srv/jh" });
+    expect(config.mode).toBe("local");
+    expect(config.sql).toEqual({ dialect: "sqlite", location: "/srv/jh/local.db" });
+    expect(config.ch).toEqual({ engine: "chdb", location: "/srv/jh/chdb", database: "default" });
+    expect(config.logDir).toBe("/srv/jh/logs");
+    expect(config.auth).toBe("token");
+    expect(config.workerTimeoutS).toBe(30);
+    expect(config.jobTtlDays).toBe(90);
+  });
+
+  it("reads distributed mode from a PostgreSQL and a ClickHouse server URL", () => {
+    const config = loadConfig({ SERVICE_SQL_URL: "postgres://u@db/x", SERVICE_CH_URL: "http://u:p@ch:8123/analytics", SERVICE_HOME: "/h" });
+    expect(config.mode).toBe("distributed");
+    expect(config.ch).toMatchObject({ engine: "server", database: "analytics" });
+    expect(config.auth).toBe("users");
+  });
+
+  it("refuses a mix in one line naming both variables, without leaking a password", () => {
+    expect(() => loadConfig({ SERVICE_SQL_URL: "sqlite:/x.db", SERVICE_CH_URL: "http://me:secret@ch:8123" })).toThrow(ConfigError);
+    try {
+      loadConfig({ SERVICE_SQL_URL: "sqlite:/x.db", SERVICE_CH_URL: "http://me:secret@ch:8123" });
+    } catch (error) {
+      const message = (error as Error).message;
+      expect(message).toContain("SERVICE_SQL_URL=sqlite:/x.db");
+      expect(message).toContain("SERVICE_CH_URL=http://me:***@ch:8123");
+      expect(message).not.toContain("secret");
+      expect(message).not.toContain("\n");
+    }
+    expect(() => loadConfig({ SERVICE_SQL_URL: "mysql://x" })).toThrow(/SERVICE_SQL_URL=mysql:\/\/x and SERVICE_CH_URL=\(unset\)/);
+  });
+
+  it("rejects bad numbers and enums", () => {
+    expect(() => loadConfig({ SERVICE_WORKER_TIMEOUT: "-3" })).toThrow(/SERVICE_WORKER_TIMEOUT/);
+    expect(() => loadConfig({ SERVICE_DEFAULT_PRESERVATION_MODE: "SOME" })).toThrow(/PRESERVATION/);
+    expect(() => loadConfig({ SERVICE_AUTH: "users" })).toThrow(/local mode/);
+  });
+});

@@ -1,0 +1,69 @@
+// Keeps the dependency direction of ARCHITECTURE.md true: reads every import and fails on a
+// forbidden edge, and checks every operation has a route, a tool or a command as declared.
+
+import { readdirSync, readFileSync } from "node:fs";
+import { join, relative } from "node:path";
+import { describe, expect, it } from "vitest";
+import { operations } from "../src/operations/index.js";
+
+const SRC = join(import.meta.dirname, "..", "src");
+
+const ALLOWED: Record<string, string[]> = {
+  core: [],
+  models: ["core"],
+  store: ["core"],
+  data: ["core"],
+  engine: ["core", "store", "data"],
+  sdk: ["core", "data", "engine"],
+  operations: ["core", "models", "store", "data", "engine"],
+  "surfaces/rest": ["core", "models", "operations", "surfaces/mcp"],
+  "surfaces/mcp": ["core", "models", "operations"],
+  "surfaces/cli": ["core", "models", "operations"],
+  app: ["core", "models", "store", "data", "engine", "sdk", "operations", "surfaces/rest", "surfaces/mcp", "surfaces/cli"],
+};
+
+function layerOf(path: string): string {
+  const parts = relative(SRC, path).split("/");
+  return parts[0] === "surfaces" ? `surfaces/${parts[1]}` : parts[0]!;
+}
+
+function* sourceFiles(dir: string): Generator<string> {
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) yield* sourceFiles(path);
+    else if (entry.name.endsWith(".ts") && !entry.name.endsWith(".test.ts")) yield path;
+  }
+}
+
+describe("architecture", () => {
+  it("imports only follow the allowed dependency direction", () => {
+    const violations: string[] = [];
+    for (const file of sourceFiles(SRC)) {
+      const from = layerOf(file);
+      const text = readFileSync(file, "utf8");
+      for (const match of text.matchAll(/from\s+"(\.{1,2}\/[^"]+)"/g)) {
+        const target = layerOf(join(file, "..", match[1]!));
+        if (target !== from && !(ALLOWED[from] ?? []).includes(target)) violations.push(`${relative(SRC, file)} → ${match[1]}`);
+      }
+      // Operations carry surface addresses as data; they never import a transport.
+      if (from === "operations" && /from "(fastify|commander|@modelcontextprotocol\/sdk[^"]*)"/.test(text)) {
+        violations.push(`${relative(SRC, file)} imports a transport library`);
+      }
+      if (from !== "core" && /process\.env/.test(text)) violations.push(`${relative(SRC, file)} reads process.env (only core/config.ts may)`);
+    }
+    expect(violations).toEqual([]);
+  });
+
+  it("every operation is reachable: MCP tools have routes, routes have commands", () => {
+    for (const op of operations) {
+      if (op.mcp) expect(op.http, `${op.name} is a tool without a route`).toBeDefined();
+      if (op.http) expect(op.cli, `${op.name} has a route but no command`).toBeDefined();
+    }
+  });
+
+  it("operation names are unique and snake_case", () => {
+    const names = operations.map((op) => op.name);
+    expect(new Set(names).size).toBe(names.length);
+    for (const name of names) expect(name).toMatch(/^[a-z]+(_[a-z]+)*$/);
+  });
+});
