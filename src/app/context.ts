@@ -11,6 +11,7 @@ import { type ColumnStore, openColumnStore } from "../data/client.js";
 import type { ServiceContext, WorkerSpawner } from "../operations/index.js";
 import { openStore, type Store } from "../store/db.js";
 import { migrateToLatest } from "../store/migrate.js";
+import { ResultCache } from "../operations/result-cache.js";
 import { leaseNode, releaseNode, renewNode } from "../store/node-leases.js";
 import { PACKAGE_ROOT, VERSION } from "./version.js";
 
@@ -53,6 +54,7 @@ export async function openService(config: Config, options: OpenServiceOptions = 
     log,
     version: VERSION,
     spawnWorker: spawnDetachedWorker,
+    results: new ResultCache(),
     async close() {
       if (renewal) clearInterval(renewal);
       await releaseNode(db, node, holder).catch(() => undefined);

@@ -6,6 +6,7 @@ import type { IdGenerator } from "../core/ids.js";
 import type { Logger } from "../core/log.js";
 import type { ColumnStore } from "../data/client.js";
 import type { Store } from "../store/db.js";
+import type { ResultCache } from "./result-cache.js";
 
 export type Role = "admin" | "viewer";
 
@@ -32,6 +33,8 @@ export interface ServiceContext {
   readonly log: Logger;
   readonly version: string;
   readonly spawnWorker: WorkerSpawner;
+  /** Per-process cache of cacheable read results. */
+  readonly results: ResultCache;
 }
 
 export interface OperationContext extends ServiceContext {

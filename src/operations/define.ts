@@ -41,6 +41,11 @@ export interface Operation<I extends z.ZodType = z.ZodType, O extends z.ZodType 
   mcp: boolean;
   /** Needs the column store: the CLI sends these to a running local server (chDB's lock). */
   usesColumnStore?: boolean;
+  /**
+   * The output depends only on the input and the orchestration store (no clock, no column store),
+   * so it may be answered from the result cache while the store is unchanged.
+   */
+  cacheable?: boolean;
   handler(input: z.output<I>, ctx: OperationContext): Promise<z.input<O>>;
 }
 

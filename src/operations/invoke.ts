@@ -4,6 +4,7 @@ import type { z } from "zod";
 import { forbidden, invalid } from "../core/errors.js";
 import type { OperationContext } from "./context.js";
 import type { Operation } from "./define.js";
+import { cacheKey } from "./result-cache.js";
 
 export async function invoke<I extends z.ZodType, O extends z.ZodType>(
   op: Operation<I, O>,
@@ -16,9 +17,12 @@ export async function invoke<I extends z.ZodType, O extends z.ZodType>(
   if (op.mutates && ctx.principal.role !== "admin") {
     throw forbidden(`${op.name} needs the admin role; ${ctx.principal.username} is ${ctx.principal.role}`);
   }
-  const result = await op.handler(parsed.data, ctx);
-  // A handler returning the wrong shape is a defect: parse throws and the surface answers 500.
-  return op.output.parse(result);
+  const run = async () => {
+    const result = await op.handler(parsed.data, ctx);
+    // A handler returning the wrong shape is a defect: parse throws and the surface answers 500.
+    return op.output.parse(result);
+  };
+  return op.cacheable ? ctx.results.through(ctx.db, cacheKey(op.name, parsed.data), run) : run();
 }
 
 /** "limit: Too big: expected number to be <=500; kwargs.n: …" */

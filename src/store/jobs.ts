@@ -1,8 +1,7 @@
 // The jobs table: inserts, lookups, filtered pages and guarded status changes.
 
-import type { ExpressionBuilder } from "kysely";
 import { countOf, decodeIdCursor, pageOf } from "./paging.js";
-import type { Database, JobRow, NewJobRow } from "./schema.js";
+import type { JobRow, NewJobRow } from "./schema.js";
 import type { Store } from "./db.js";
 
 export interface JobListQuery {
@@ -13,7 +12,7 @@ export interface JobListQuery {
   cursor?: string;
 }
 
-export type JobWithCounts = JobRow & { total_tasks: unknown; completed_tasks: unknown };
+export type JobWithCounts = JobRow & { counts: { total: number; completed: number } };
 
 const NON_TERMINAL = ["PENDING", "RUNNING"];
 
@@ -30,15 +29,27 @@ export async function findLatestJobByName(db: Store, name: string): Promise<JobR
   return db.selectFrom("jobs").selectAll().where("name", "=", name).orderBy("id", "desc").limit(1).executeTakeFirst();
 }
 
-const taskCounts = (eb: ExpressionBuilder<Database, "jobs">) => [
-  eb.selectFrom("tasks").whereRef("tasks.job_id", "=", "jobs.id").select((e) => e.fn.countAll().as("c")).as("total_tasks"),
-  eb
+/** Task totals of many jobs in one grouped query. */
+export async function countTasksOfJobs(db: Store, jobIds: bigint[]): Promise<Map<bigint, { total: number; completed: number }>> {
+  const counts = new Map<bigint, { total: number; completed: number }>();
+  if (jobIds.length === 0) return counts;
+  const rows = await db
     .selectFrom("tasks")
-    .whereRef("tasks.job_id", "=", "jobs.id")
-    .where("tasks.status", "=", "COMPLETED")
-    .select((e) => e.fn.countAll().as("c"))
-    .as("completed_tasks"),
-];
+    .where("job_id", "in", jobIds)
+    .select((e) => [
+      "job_id",
+      e.fn.countAll().as("total"),
+      e.fn.sum(e.case().when("status", "=", "COMPLETED").then(1).else(0).end()).as("completed"),
+    ])
+    .groupBy("job_id")
+    .execute();
+  for (const row of rows) counts.set(BigInt(row.job_id), { total: Number(row.total), completed: Number(row.completed) });
+  return counts;
+}
+
+export async function countTasksOfJob(db: Store, jobId: bigint): Promise<{ total: number; completed: number }> {
+  return (await countTasksOfJobs(db, [jobId])).get(jobId) ?? { total: 0, completed: 0 };
+}
 
 export async function listJobs(db: Store, q: JobListQuery): Promise<{ rows: JobWithCounts[]; total: number; nextCursor: string | null }> {
   let filtered = db.selectFrom("jobs");
@@ -47,24 +58,17 @@ export async function listJobs(db: Store, q: JobListQuery): Promise<{ rows: JobW
   if (q.sinceMs !== undefined) filtered = filtered.where("created_at", ">=", BigInt(q.sinceMs));
 
   // Snowflake ids grow with time, so id order is creation order and a unique sort key.
-  let page = filtered.selectAll("jobs").select(taskCounts).orderBy("id", "desc").limit(q.limit + 1);
+  let page = filtered.selectAll("jobs").orderBy("id", "desc").limit(q.limit + 1);
   if (q.cursor) page = page.where("id", "<", decodeIdCursor(q.cursor));
 
-  const [rows, total] = await Promise.all([
-    page.execute() as Promise<JobWithCounts[]>,
-    filtered.select((e) => e.fn.countAll().as("count")).executeTakeFirst(),
-  ]);
+  const [rows, total] = await Promise.all([page.execute(), filtered.select((e) => e.fn.countAll().as("count")).executeTakeFirst()]);
   const { rows: items, nextCursor } = pageOf(rows, q.limit, (r) => String(r.id));
-  return { rows: items, total: countOf(total), nextCursor };
-}
-
-export async function countTasksOfJob(db: Store, jobId: bigint): Promise<{ total: number; completed: number }> {
-  const row = await db
-    .selectFrom("jobs")
-    .where("id", "=", jobId)
-    .select(taskCounts)
-    .executeTakeFirst();
-  return { total: Number(row?.total_tasks ?? 0), completed: Number(row?.completed_tasks ?? 0) };
+  const counts = await countTasksOfJobs(db, items.map((r) => r.id));
+  return {
+    rows: items.map((row) => ({ ...row, counts: counts.get(row.id) ?? { total: 0, completed: 0 } })),
+    total: countOf(total),
+    nextCursor,
+  };
 }
 
 /** Guarded PENDING/RUNNING → CANCELLED; undefined when the job was already terminal. */

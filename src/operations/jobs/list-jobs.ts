@@ -10,6 +10,7 @@ export const listJobs = defineOperation({
   name: "list_jobs",
   summary: "List jobs, newest first, filtered by status, name and creation time",
   mutates: false,
+  cacheable: true,
   mcp: true,
   input: JobListFilter,
   output: Page(JobView),
@@ -24,7 +25,7 @@ export const listJobs = defineOperation({
       cursor: filter.cursor,
     });
     return {
-      items: rows.map((row) => toJobView(row, { total: Number(row.total_tasks), completed: Number(row.completed_tasks) })),
+      items: rows.map((row) => toJobView(row, row.counts)),
       total,
       next_cursor: nextCursor,
     };

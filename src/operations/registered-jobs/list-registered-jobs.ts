@@ -10,6 +10,7 @@ export const listRegisteredJobs = defineOperation({
   name: "list_registered_jobs",
   summary: "List registered jobs by name, filtered by enabled and a name prefix",
   mutates: false,
+  cacheable: true,
   mcp: true,
   input: RegisteredJobFilter,
   output: Page(RegisteredJobView),

@@ -10,6 +10,7 @@ export const listWorkers = defineOperation({
   name: "list_workers",
   summary: "List workers, newest first, filtered by status",
   mutates: false,
+  cacheable: true,
   mcp: true,
   input: WorkerFilter,
   output: Page(WorkerView),

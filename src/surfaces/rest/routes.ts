@@ -6,6 +6,18 @@ import { type AnyOperation, type OperationContext, invoke } from "../../operatio
 import { coerceTextInput } from "../../operations/schemas.js";
 
 export const API_PREFIX = "/api/v0";
+const JSON_TYPE = "application/json; charset=utf-8";
+
+// Cached results come back as the same object: serialize each one once.
+const serialized = new WeakMap<object, string>();
+function serializeOnce(output: object): string {
+  let text = serialized.get(output);
+  if (text === undefined) {
+    text = JSON.stringify(output);
+    serialized.set(output, text);
+  }
+  return text;
+}
 
 /** find-my-way reads `:x` anywhere as a parameter; a literal colon inside a segment is written `::`. */
 export function toRouterPath(path: string): string {
@@ -43,7 +55,8 @@ export function registerOperationRoutes(
         const output = await invoke(op, inputOf(op, request), contextFor(request));
         if (location) reply.header("Location", (location as (o: unknown) => string)(output));
         reply.code(status);
-        return status === 204 || output === undefined ? reply.send() : reply.send(output);
+        if (status === 204 || output === undefined) return reply.send();
+        return op.cacheable ? reply.type(JSON_TYPE).send(serializeOnce(output as object)) : reply.send(output);
       },
     });
   }
