@@ -100,6 +100,12 @@ function parsePort(value: string): number {
   return port;
 }
 
+function parsePositive(flag: string, value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1) throw invalid(`${flag} must be a positive integer, got "${value}"`);
+  return n;
+}
+
 function addLifecycleCommands(
   program: Command,
   getConfig: () => Config,
@@ -111,11 +117,11 @@ function addLifecycleCommands(
     .command("start")
     .description("Serve REST, MCP and the web app on 127.0.0.1 with in-process workers (runs setup on first start)")
     .option("--port <port>", "port to listen on", String(DEFAULT_PORT))
+    .option("--concurrency <n>", "tasks the in-process worker runs at once (default SERVICE_WORKER_CONCURRENCY or 4)")
     .option("--reload", "restart when the sources change (development)")
-    .action(async (options: { port: string; reload?: boolean }) => {
-      const port = parsePort(options.port);
-      const config = getConfig();
-      setExitCode(options.reload ? await runWithReload(port) : await runLocalServer(config, port));
+    .action(async (options: { port: string; reload?: boolean; concurrency?: string }) => {
+      const server = { port: parsePort(options.port), concurrency: options.concurrency ? parsePositive("--concurrency", options.concurrency) : undefined };
+      setExitCode(options.reload ? await runWithReload(server) : await runLocalServer(getConfig(), server));
     });
 
   program

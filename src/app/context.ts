@@ -16,6 +16,8 @@ import { leaseNode, releaseNode, renewNode } from "../store/node-leases.js";
 import { PACKAGE_ROOT, VERSION } from "./version.js";
 
 export interface OpenedService extends ServiceContext {
+  /** Registers what `wake` calls (the in-process worker). */
+  onWake(handler: () => void): void;
   /** Releases the node lease, closes the column store and the SQL pool. */
   close(): Promise<void>;
 }
@@ -42,6 +44,7 @@ export async function openService(config: Config, options: OpenServiceOptions = 
     : undefined;
   renewal?.unref();
 
+  const wakeHandlers = new Set<() => void>();
   let columnStore: Promise<ColumnStore> | undefined;
   const columns = () => (columnStore ??= openColumnStore(config.ch));
 
@@ -55,6 +58,8 @@ export async function openService(config: Config, options: OpenServiceOptions = 
     version: VERSION,
     spawnWorker: spawnDetachedWorker,
     results: new ResultCache(),
+    wake: () => wakeHandlers.forEach((wake) => wake()),
+    onWake: (handler: () => void) => wakeHandlers.add(handler),
     async close() {
       if (renewal) clearInterval(renewal);
       await releaseNode(db, node, holder).catch(() => undefined);

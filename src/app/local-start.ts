@@ -9,6 +9,7 @@ import { unavailable, invalid } from "../core/errors.js";
 import { invoke, operationByName, operations, SYNTHETIC_ADMIN } from "../operations/index.js";
 import { buildHttpApp } from "../surfaces/rest/app.js";
 import { openService, type OpenedService } from "./context.js";
+import { type EngineRuntime, startEngine } from "./engine-runtime.js";
 import { readLiveServer, removeServerRecord, writeServerRecord } from "./server-file.js";
 import { PACKAGE_ROOT } from "./version.js";
 
@@ -19,11 +20,18 @@ export interface RunningServer {
   url: string;
   app: FastifyInstance;
   service: OpenedService;
+  engine: EngineRuntime;
   stop(): Promise<void>;
 }
 
-/** Starts the local server and returns once it listens. */
-export async function startLocalServer(config: Config, port: number): Promise<RunningServer> {
+export interface LocalServerOptions {
+  port: number;
+  concurrency?: number;
+}
+
+/** Starts the local server with its in-process worker and background loop; returns once it listens. */
+export async function startLocalServer(config: Config, options: LocalServerOptions): Promise<RunningServer> {
+  const port = options.port;
   if (config.mode !== "local") {
     throw invalid("`local start` needs local mode: unset SERVICE_SQL_URL and SERVICE_CH_URL (or use sqlite: and chdb:)");
   }
@@ -37,6 +45,11 @@ export async function startLocalServer(config: Config, port: number): Promise<Ru
     if (readApiToken() === null) {
       service.log.warn("SERVICE_API_TOKEN is not set: the server is open, every request is allowed");
     }
+    const engine = await startEngine(service, {
+      concurrency: options.concurrency ?? config.workerConcurrency,
+      background: true,
+      keepAlive: true,
+    });
     const app = await buildHttpApp(service, operations, { webRoot: WEB_ROOT });
     await app.listen({ host: "127.0.0.1", port });
     const address = app.server.address();
@@ -48,9 +61,11 @@ export async function startLocalServer(config: Config, port: number): Promise<Ru
       url,
       app,
       service,
+      engine,
       async stop() {
         removeServerRecord(config.home, process.pid);
         await app.close();
+        await engine.stop();
         await service.close();
       },
     };
@@ -61,8 +76,8 @@ export async function startLocalServer(config: Config, port: number): Promise<Ru
 }
 
 /** Runs until SIGINT/SIGTERM; resolves with the exit code. */
-export async function runLocalServer(config: Config, port: number): Promise<number> {
-  const server = await startLocalServer(config, port);
+export async function runLocalServer(config: Config, options: LocalServerOptions): Promise<number> {
+  const server = await startLocalServer(config, options);
   await new Promise<void>((resolve) => {
     process.once("SIGINT", resolve);
     process.once("SIGTERM", resolve);
@@ -73,10 +88,11 @@ export async function runLocalServer(config: Config, port: number): Promise<numb
 }
 
 /** `--reload`: a child server restarted by Node whenever the sources or the web app change. */
-export function runWithReload(port: number): Promise<number> {
+export function runWithReload(options: LocalServerOptions): Promise<number> {
   const bin = fileURLToPath(new URL("bin/jobhouse.mjs", PACKAGE_ROOT));
   const watch = ["src", "web", "examples"].map((dir) => `--watch-path=${fileURLToPath(new URL(dir, PACKAGE_ROOT))}`);
-  const child = spawn(process.execPath, [...watch, bin, "local", "start", "--port", String(port)], { stdio: "inherit" });
+  const args = ["local", "start", "--port", String(options.port), ...(options.concurrency ? ["--concurrency", String(options.concurrency)] : [])];
+  const child = spawn(process.execPath, [...watch, bin, ...args], { stdio: "inherit" });
   const forward = (signal: NodeJS.Signals) => child.kill(signal);
   process.on("SIGINT", forward);
   process.on("SIGTERM", forward);

@@ -36,6 +36,8 @@ export interface Config {
   jobTtlDays: number;
   defaultPreservationMode: PreservationModeName;
   workerTimeoutS: number;
+  /** Tasks an in-process or `worker start` worker runs at once. */
+  workerConcurrency: number;
   logLevel: "debug" | "info" | "warn" | "error";
 }
 
@@ -97,6 +99,7 @@ export function loadConfig(env: Env = process.env): Config {
     jobTtlDays: positiveNumber(env, "SERVICE_JOB_TTL_DAYS", 90)!,
     defaultPreservationMode: preservation as PreservationModeName,
     workerTimeoutS: positiveNumber(env, "SERVICE_WORKER_TIMEOUT", 30)!,
+    workerConcurrency: Math.floor(positiveNumber(env, "SERVICE_WORKER_CONCURRENCY", 4)!),
     logLevel: logLevel as Config["logLevel"],
   });
 }

@@ -33,6 +33,8 @@ export interface ServiceContext {
   readonly log: Logger;
   readonly version: string;
   readonly spawnWorker: WorkerSpawner;
+  /** Tells an in-process worker that tasks became ready (a no-op where none runs). */
+  readonly wake: () => void;
   /** Per-process cache of cacheable read results. */
   readonly results: ResultCache;
 }

@@ -82,3 +82,26 @@ export async function markJobCancelled(db: Store, id: bigint, nowMs: number): Pr
   if (Number(result.numUpdatedRows) === 0) return undefined;
   return findJobById(db, id);
 }
+
+/** Terminal jobs that ended before `cutoffMs` (retention), oldest first. */
+export async function findExpiredJobs(db: Store, cutoffMs: number, limit: number): Promise<bigint[]> {
+  const rows = await db
+    .selectFrom("jobs")
+    .select("id")
+    .where("status", "in", ["COMPLETED", "FAILED", "CANCELLED"])
+    .where("completed_at", "<", BigInt(cutoffMs))
+    .orderBy("completed_at")
+    .limit(limit)
+    .execute();
+  return rows.map((r) => r.id);
+}
+
+/** Deletes a job with its tasks and their dependency edges. */
+export async function deleteJob(db: Store, id: bigint): Promise<void> {
+  await db.transaction().execute(async (tx) => {
+    const tasks = tx.selectFrom("tasks").select("id").where("job_id", "=", id);
+    await tx.deleteFrom("task_deps").where((eb) => eb.or([eb("task_id", "in", tasks), eb("depends_on_id", "in", tasks)])).execute();
+    await tx.deleteFrom("tasks").where("job_id", "=", id).execute();
+    await tx.deleteFrom("jobs").where("id", "=", id).where("status", "in", ["COMPLETED", "FAILED", "CANCELLED"]).execute();
+  });
+}

@@ -68,3 +68,28 @@ export async function setRegisteredJobEnabled(
     .execute();
   return findRegisteredJob(db, name);
 }
+
+/** Enabled schedules whose next fire time has come. */
+export async function findDueSchedules(db: Store, nowMs: number): Promise<RegisteredJobRow[]> {
+  return db
+    .selectFrom("registered_jobs")
+    .selectAll()
+    .where("enabled", "=", 1)
+    .where("next_run_at", "is not", null)
+    .where("next_run_at", "<=", BigInt(nowMs))
+    .execute();
+}
+
+/**
+ * Moves a schedule from the fire time it was read with to the next one. Guarded by the old value:
+ * of several background processes, exactly one wins each fire time.
+ */
+export async function advanceSchedule(db: Store, name: string, fromMs: bigint, toMs: number | null): Promise<boolean> {
+  const result = await db
+    .updateTable("registered_jobs")
+    .set({ next_run_at: toMs })
+    .where("name", "=", name)
+    .where("next_run_at", "=", fromMs)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) > 0;
+}

@@ -7,7 +7,7 @@ import type { ColumnType, Insertable, Selectable } from "kysely";
 export type Big = ColumnType<bigint, bigint | number, bigint | number>;
 export type NullableBig = ColumnType<bigint | null, bigint | number | null, bigint | number | null>;
 /** Small integers also come back as bigint from SQLite's safe-integer mode; PostgreSQL INTEGER as number. */
-export type Int = ColumnType<bigint | number, number, number>;
+export type Int = ColumnType<bigint | number, bigint | number, bigint | number>;
 /** Booleans are written as 0/1: SQLite has no boolean and PostgreSQL accepts '0'/'1' as boolean input. */
 export type Bool = ColumnType<boolean | number | bigint, number, number>;
 
@@ -31,6 +31,7 @@ export interface TasksTable {
   id: Big;
   job_id: Big;
   name: string;
+  kind: string;
   entrypoint: string;
   status: string;
   attempt: Int;
@@ -42,6 +43,7 @@ export interface TasksTable {
   worker_id: NullableBig;
   timeout_ms: NullableBig;
   backoff_ms: Big;
+  pending_deps: Int;
   created_at: Big;
   ready_at: NullableBig;
   retry_after: NullableBig;

@@ -38,3 +38,8 @@ export async function cancelTasksOfJob(db: Store, jobId: bigint, nowMs: number):
     .executeTakeFirst();
   return Number(result.numUpdatedRows);
 }
+
+/** Tasks a worker holds (claimed or running). */
+export async function listTasksHeldBy(db: Store, workerId: bigint): Promise<TaskRow[]> {
+  return db.selectFrom("tasks").selectAll().where("worker_id", "=", workerId).where("status", "in", ["CLAIMED", "RUNNING"]).execute();
+}

@@ -72,3 +72,25 @@ export async function recordHeartbeat(db: Store, id: bigint, nowMs: number): Pro
   const row = await db.selectFrom("workers").select("status").where("id", "=", id).executeTakeFirst();
   return row?.status;
 }
+
+/** Workers silent since before `cutoffMs` that are still ACTIVE or STOPPING. */
+export async function findSilentWorkers(db: Store, cutoffMs: number): Promise<WorkerRow[]> {
+  return db
+    .selectFrom("workers")
+    .selectAll()
+    .where("status", "in", ["ACTIVE", "STOPPING"])
+    .where("last_heartbeat", "<", BigInt(cutoffMs))
+    .execute();
+}
+
+/** Guarded ACTIVE/STOPPING → LOST; false when the worker spoke or stopped meanwhile. */
+export async function markWorkerLost(db: Store, id: bigint, cutoffMs: number, nowMs: number): Promise<boolean> {
+  const result = await db
+    .updateTable("workers")
+    .set({ status: "LOST", stopped_at: nowMs })
+    .where("id", "=", id)
+    .where("status", "in", ["ACTIVE", "STOPPING"])
+    .where("last_heartbeat", "<", BigInt(cutoffMs))
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) > 0;
+}

@@ -2,7 +2,8 @@
 
 import { JobView, RunJobRequest } from "../../models/jobs.js";
 import { notFound } from "../../core/errors.js";
-import { isEntrypoint, parseEntrypoint } from "../../engine/entrypoints.js";
+import { isEntrypoint } from "../../engine/entrypoints.js";
+import { resolveJob, validateKwargs } from "../../engine/loader.js";
 import { startRun } from "../../engine/start-run.js";
 import { findRegisteredJob } from "../../store/registered-jobs.js";
 import { defineOperation } from "../define.js";
@@ -18,25 +19,30 @@ export const runJob = defineOperation({
   output: JobView,
   http: { method: "POST", path: "/jobs:run", status: 201, location: (job: JobView) => `/api/v0/jobs/${job.id}` },
   cli: { command: "run-job <name>", confirm: (job: JobView) => `Started job ${job.id} (${job.name}): ${job.status}` },
-  async handler(request, { db, ids, clock, config }) {
+  async handler(request, { db, ids, clock, config, wake }) {
     const registered = isEntrypoint(request.name) ? undefined : await findRegisteredJob(db, request.name);
     if (!registered && !isEntrypoint(request.name)) {
       throw notFound(`no registered job is named "${request.name}"; give a registered name or an entrypoint module:export`);
     }
     const entrypoint = registered?.entrypoint ?? request.name;
-    const parsed = parseEntrypoint(entrypoint);
+    // CONTRACT §4: the module loads and the export is a job, or 422 now rather than a failed run later.
+    const definition = await resolveJob(entrypoint);
+    const kwargs = validateKwargs(definition, { ...parseJson<Record<string, unknown>>(registered?.defaults ?? null, {}), ...request.kwargs });
     // CONTRACT §4 precedence: the request, the registration, the service default.
     const preservationMode =
       request.preservation_mode ?? (registered?.preservation_mode as "NONE" | "FULL" | null) ?? config.defaultPreservationMode;
+    const { retries, timeout_s } = definition.options;
     const job = await startRun(db, ids, clock, {
-      name: registered?.name ?? parsed.exportName,
+      name: registered?.name ?? definition.name,
       entrypoint,
-      kwargs: { ...parseJson<Record<string, unknown>>(registered?.defaults ?? null, {}), ...request.kwargs },
+      kwargs,
       runType: "MANUAL",
       preservationMode,
       registeredName: registered?.name ?? null,
-      timeoutMs: config.taskTimeoutS === null ? null : config.taskTimeoutS * 1000,
+      maxAttempts: 1 + (retries ?? 0),
+      timeoutMs: timeout_s !== undefined ? Math.round(timeout_s * 1000) : config.taskTimeoutS === null ? null : config.taskTimeoutS * 1000,
     });
+    wake();
     return toJobView(job, { total: 1, completed: 0 });
   },
 });

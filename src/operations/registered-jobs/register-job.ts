@@ -1,7 +1,7 @@
 // register_job: a named entrypoint with an optional cron schedule and default kwargs.
 
 import { conflict } from "../../core/errors.js";
-import { parseEntrypoint } from "../../engine/entrypoints.js";
+import { resolveJob } from "../../engine/loader.js";
 import { nextFireTime, validateTimezone } from "../../engine/schedule.js";
 import { RegisterJobRequest, RegisteredJobView } from "../../models/jobs.js";
 import { isUniqueViolation } from "../../store/errors.js";
@@ -24,8 +24,9 @@ export const registerJob = defineOperation({
     confirm: (r: RegisteredJobView) => `Registered job ${r.name} (${r.entrypoint})${r.schedule ? `, schedule "${r.schedule}"` : ""}`,
   },
   async handler(request, { db, clock }) {
-    const entry = parseEntrypoint(request.entrypoint);
-    const name = request.name ?? entry.exportName;
+    // CONTRACT §4: registering a typo fails now, with the reason, not at the first run.
+    const definition = await resolveJob(request.entrypoint);
+    const name = request.name ?? definition.name;
     if (request.timezone) validateTimezone(request.timezone);
     const now = clock.now();
     const nextRunAt = request.schedule && request.enabled ? nextFireTime(request.schedule, request.timezone, now) : null;

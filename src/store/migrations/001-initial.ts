@@ -29,6 +29,8 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn("id", "bigint", (c) => c.primaryKey())
     .addColumn("job_id", "bigint", (c) => c.notNull().references("jobs.id").onDelete("cascade"))
     .addColumn("name", "text", (c) => c.notNull())
+    // "job" for a job's entry task (its entrypoint names the job), "task" for the tasks it schedules.
+    .addColumn("kind", "text", (c) => c.notNull().defaultTo("task"))
     .addColumn("entrypoint", "text", (c) => c.notNull())
     .addColumn("status", "text", (c) => c.notNull())
     .addColumn("attempt", "integer", (c) => c.notNull())
@@ -40,6 +42,8 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn("worker_id", "bigint")
     .addColumn("timeout_ms", "bigint")
     .addColumn("backoff_ms", "bigint", (c) => c.notNull())
+    // Dependencies not yet COMPLETED; the task is ready when this reaches 0.
+    .addColumn("pending_deps", "integer", (c) => c.notNull().defaultTo(0))
     .addColumn("created_at", "bigint", (c) => c.notNull())
     .addColumn("ready_at", "bigint")
     .addColumn("retry_after", "bigint")
@@ -48,8 +52,8 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn("completed_at", "bigint")
     .execute();
   await db.schema.createIndex("tasks_job_status").on("tasks").columns(["job_id", "status"]).execute();
-  // Claiming scans ready tasks in order: status first, then readiness time.
-  await db.schema.createIndex("tasks_status_ready").on("tasks").columns(["status", "ready_at", "id"]).execute();
+  // Claiming seeks ready tasks in order: pending, no open dependencies, oldest readiness first.
+  await db.schema.createIndex("tasks_claim").on("tasks").columns(["status", "pending_deps", "ready_at", "id"]).execute();
   await db.schema.createIndex("tasks_worker").on("tasks").columns(["worker_id", "status"]).execute();
 
   await db.schema

@@ -1,0 +1,67 @@
+// The execution side of a process: a worker and, optionally, the background loop, wired to the
+// service context. Local mode runs both inside the server (SPEC "Backend modes").
+
+import { type BackgroundLoop, startBackgroundLoop } from "../engine/background.js";
+import type { EngineDeps } from "../engine/runner.js";
+import { Worker } from "../engine/worker.js";
+import type { OpenedService } from "./context.js";
+
+export interface EngineRuntimeOptions {
+  concurrency: number;
+  maxTasks?: number | null;
+  background: boolean;
+  cancelGraceMs?: number;
+  /** Keep a worker running: replace one that ended (declared LOST) while the process lives. */
+  keepAlive?: boolean;
+  backgroundIntervalMs?: number;
+}
+
+export interface EngineRuntime {
+  /** The current worker (replaced when a kept-alive worker ends). */
+  worker(): Worker;
+  /** Settles when the worker ended on its own (stop_worker, max_tasks) and was not replaced. */
+  finished(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export async function startEngine(service: OpenedService, options: EngineRuntimeOptions): Promise<EngineRuntime> {
+  const deps: EngineDeps = {
+    db: service.db,
+    ids: service.ids,
+    clock: service.clock,
+    config: service.config,
+    log: service.log,
+    cancelGraceMs: options.cancelGraceMs ?? 5000,
+  };
+  let stopping = false;
+  let current = new Worker(deps, { concurrency: options.concurrency, maxTasks: options.maxTasks ?? null });
+  service.onWake(() => current.wake());
+  await current.start();
+
+  let resolveFinished: () => void;
+  const finished = new Promise<void>((resolve) => (resolveFinished = resolve));
+  const watch = (worker: Worker) =>
+    void worker.finished().then(async () => {
+      if (stopping) return;
+      if (!options.keepAlive) return resolveFinished();
+      service.log.warn(`worker ${worker.id} ended; starting a new one`);
+      current = new Worker(deps, { concurrency: options.concurrency, maxTasks: null });
+      await current.start();
+      watch(current);
+    });
+  watch(current);
+
+  const background: BackgroundLoop | null = options.background
+    ? startBackgroundLoop({ ...deps, config: service.config, onWork: () => current.wake() }, options.backgroundIntervalMs)
+    : null;
+
+  return {
+    worker: () => current,
+    finished: () => finished,
+    async stop() {
+      stopping = true;
+      await background?.stop();
+      await current.stop();
+    },
+  };
+}

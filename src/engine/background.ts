@@ -1,0 +1,137 @@
+// The background loop: lost-worker detection, the scheduler of registered jobs, and retention.
+// Each step is one function of `now`, so tests drive it with a controllable clock.
+
+import { rm } from "node:fs/promises";
+import { join } from "node:path";
+import type { Clock } from "../core/clock.js";
+import type { Config } from "../core/config.js";
+import type { IdGenerator } from "../core/ids.js";
+import type { Logger } from "../core/log.js";
+import type { Store } from "../store/db.js";
+import { deleteJob, findExpiredJobs } from "../store/jobs.js";
+import { advanceSchedule, findDueSchedules } from "../store/registered-jobs.js";
+import { listTasksHeldBy } from "../store/tasks.js";
+import { failAttempt, finishJobIfDone } from "../store/transitions.js";
+import { findSilentWorkers, markWorkerLost } from "../store/workers.js";
+import { backoffDelayMs } from "./retry.js";
+import { nextFireTime } from "./schedule.js";
+import { startRun } from "./start-run.js";
+
+export interface BackgroundDeps {
+  db: Store;
+  ids: IdGenerator;
+  clock: Clock;
+  config: Pick<Config, "workerTimeoutS" | "jobTtlDays" | "logDir" | "taskTimeoutS" | "defaultPreservationMode">;
+  log: Logger;
+  /** Called after runs were started, so an in-process worker claims at once. */
+  onWork?: () => void;
+  /** Hooks run after retention deleted jobs (the data plane drops their objects). */
+  onJobsDeleted?: (jobIds: bigint[]) => Promise<void>;
+}
+
+/** CONTRACT §3: silent workers become LOST; their claimed and running tasks are retried or failed. */
+export async function reapLostWorkers(deps: BackgroundDeps): Promise<number> {
+  const now = deps.clock.now();
+  const cutoff = now - deps.config.workerTimeoutS * 1000;
+  let reaped = 0;
+  for (const worker of await findSilentWorkers(deps.db, cutoff)) {
+    if (!(await markWorkerLost(deps.db, worker.id, cutoff, now))) continue;
+    reaped += 1;
+    deps.log.warn(`worker ${worker.id} on ${worker.hostname} (pid ${worker.pid}) is lost: no heartbeat for ${deps.config.workerTimeoutS} s`);
+    for (const task of await listTasksHeldBy(deps.db, worker.id)) {
+      const attempt = Number(task.attempt);
+      const retry = attempt < Number(task.max_attempts);
+      const outcome = await failAttempt(deps.db, {
+        key: { taskId: task.id, workerId: worker.id, attempt },
+        error: `worker ${worker.id} was lost while running attempt ${attempt}`,
+        retryAtMs: retry ? now + backoffDelayMs(attempt, Number(task.backoff_ms), Math.random()) : null,
+        nowMs: now,
+      });
+      if (outcome.failed && !retry && outcome.jobId !== undefined) await finishJobIfDone(deps.db, outcome.jobId, now);
+    }
+  }
+  if (reaped > 0) deps.onWork?.();
+  return reaped;
+}
+
+/** Fires due schedules once each; missed fire times collapse into one run (CONTRACT §4). */
+export async function fireDueSchedules(deps: BackgroundDeps): Promise<string[]> {
+  const now = deps.clock.now();
+  const fired: string[] = [];
+  for (const registered of await findDueSchedules(deps.db, now)) {
+    let next: number | null;
+    try {
+      next = nextFireTime(registered.schedule!, registered.timezone, now);
+    } catch {
+      next = null; // an expression that no longer parses stops firing rather than looping
+    }
+    // The guard on the old fire time makes this process the only one to fire it.
+    if (!(await advanceSchedule(deps.db, registered.name, registered.next_run_at!, next))) continue;
+    const job = await startRun(deps.db, deps.ids, deps.clock, {
+      name: registered.name,
+      entrypoint: registered.entrypoint,
+      kwargs: JSON.parse(registered.defaults) as Record<string, unknown>,
+      runType: "SCHEDULED",
+      preservationMode: (registered.preservation_mode as "NONE" | "FULL" | null) ?? deps.config.defaultPreservationMode,
+      registeredName: registered.name,
+      timeoutMs: deps.config.taskTimeoutS === null ? null : deps.config.taskTimeoutS * 1000,
+    });
+    deps.log.info(`schedule "${registered.schedule}" fired ${registered.name}: job ${job.id}`);
+    fired.push(registered.name);
+  }
+  if (fired.length > 0) deps.onWork?.();
+  return fired;
+}
+
+/** Deletes terminal jobs older than SERVICE_JOB_TTL_DAYS with their tasks and log files. */
+export async function applyRetention(deps: BackgroundDeps): Promise<number> {
+  const cutoff = deps.clock.now() - deps.config.jobTtlDays * 86_400_000;
+  let deleted = 0;
+  for (;;) {
+    const expired = await findExpiredJobs(deps.db, cutoff, 100);
+    if (expired.length === 0) break;
+    for (const id of expired) {
+      await deleteJob(deps.db, id);
+      await rm(join(deps.config.logDir, id.toString()), { recursive: true, force: true });
+    }
+    await deps.onJobsDeleted?.(expired);
+    deleted += expired.length;
+  }
+  return deleted;
+}
+
+export interface BackgroundLoop {
+  stop(): Promise<void>;
+}
+
+/** Runs the three steps on intervals until stopped. */
+export function startBackgroundLoop(deps: BackgroundDeps, intervalMs = 1000, retentionEveryMs = 3_600_000): BackgroundLoop {
+  let stopped = false;
+  let lastRetention = 0;
+  let current: Promise<void> = Promise.resolve();
+  const tick = async () => {
+    try {
+      await reapLostWorkers(deps);
+      await fireDueSchedules(deps);
+      if (deps.clock.now() - lastRetention >= retentionEveryMs) {
+        lastRetention = deps.clock.now();
+        const deleted = await applyRetention(deps);
+        if (deleted > 0) deps.log.info(`retention deleted ${deleted} job(s) older than ${deps.config.jobTtlDays} days`);
+      }
+    } catch (error) {
+      deps.log.warn(`background step failed, will retry: ${(error as Error).message}`);
+    }
+  };
+  const timer = setInterval(() => {
+    if (!stopped) current = current.then(tick);
+  }, intervalMs);
+  timer.unref();
+  current = current.then(tick);
+  return {
+    async stop() {
+      stopped = true;
+      clearInterval(timer);
+      await current;
+    },
+  };
+}

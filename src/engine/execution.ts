@@ -1,0 +1,70 @@
+// The execution in progress on this async path: which task attempt is running, and the tasks it
+// schedules. Calling a task inside a job or task appends here and returns a reference at once; the
+// children are committed only if the attempt succeeds.
+
+import { AsyncLocalStorage } from "node:async_hooks";
+import type { IdGenerator } from "../core/ids.js";
+import type { NewChild } from "../store/transitions.js";
+import type { TaskContext, TaskDefinition } from "./definitions.js";
+import { TaskRef, collectReferences, toStoredJson } from "./references.js";
+
+export interface Execution {
+  jobId: bigint;
+  taskId: bigint;
+  context: TaskContext;
+  ids: IdGenerator;
+  nowMs: () => number;
+  defaultTimeoutMs: number | null;
+  children: NewChild[];
+  /** Task ids this attempt created: references to them need no lookup. */
+  created: Set<string>;
+  /** Where console output of this attempt goes. */
+  write(level: string, text: string): void;
+}
+
+export const executions = new AsyncLocalStorage<Execution>();
+
+export function currentExecution(): Execution | undefined {
+  return executions.getStore();
+}
+
+/** Schedules `definition(kwargs)` as a child of the running attempt; returns its reference. */
+export function scheduleTask(definition: TaskDefinition, kwargs: unknown): TaskRef {
+  const execution = currentExecution();
+  if (!execution) {
+    throw new Error(`task "${definition.name}" was called outside a job: tasks are scheduled by calling them inside a job or task`);
+  }
+  const id = execution.ids.next();
+  const kwargsJson = toStoredJson(kwargs ?? {}, `arguments of task "${definition.name}"`);
+  const dependsOn = [...collectReferences(JSON.parse(kwargsJson))].map(BigInt);
+  const options = definition.options;
+  execution.children.push({
+    row: {
+      id,
+      job_id: execution.jobId,
+      name: definition.name,
+      kind: "task",
+      entrypoint: definition.entrypoint,
+      status: "PENDING",
+      attempt: 1,
+      max_attempts: 1 + Math.max(0, Math.floor(options.retries ?? 0)),
+      kwargs: kwargsJson,
+      result_ref: null,
+      error: null,
+      log_path: null,
+      worker_id: null,
+      timeout_ms: options.timeout_s !== undefined ? Math.round(options.timeout_s * 1000) : execution.defaultTimeoutMs,
+      backoff_ms: Math.round((options.backoff_s ?? 1) * 1000),
+      pending_deps: 0,
+      created_at: execution.nowMs(),
+      ready_at: null,
+      retry_after: null,
+      claimed_at: null,
+      started_at: null,
+      completed_at: null,
+    },
+    dependsOn,
+  });
+  execution.created.add(id.toString());
+  return new TaskRef(id.toString());
+}

@@ -1,0 +1,156 @@
+// A worker: registers itself, claims ready tasks up to its concurrency, runs them, heartbeats, and
+// stops when told to (STOPPING), when declared LOST, or after max_tasks.
+
+import { hostname } from "node:os";
+import type { Store } from "../store/db.js";
+import { claimReadyTasks } from "../store/claims.js";
+import { findRevokedTasks } from "../store/transitions.js";
+import { insertWorker, markWorkerStopped, recordHeartbeat } from "../store/workers.js";
+import { type EngineDeps, type RunningAttempt, abandonAttempt, startAttempt } from "./runner.js";
+
+export interface WorkerOptions {
+  concurrency: number;
+  maxTasks: number | null;
+  /** Fallback polling for work made by other processes (in-process work wakes the loop at once). */
+  pollMs?: number;
+  heartbeatMs?: number;
+  /** How often running tasks are checked for cancellation. */
+  revokeCheckMs?: number;
+}
+
+export class Worker {
+  readonly id: bigint;
+  private readonly running = new Map<bigint, RunningAttempt>();
+  private started = 0;
+  private stopping = false;
+  private wakeUp: (() => void) | null = null;
+  private loop: Promise<void> | null = null;
+  private timers: NodeJS.Timeout[] = [];
+
+  constructor(
+    private readonly deps: EngineDeps,
+    private readonly options: WorkerOptions,
+  ) {
+    this.id = deps.ids.next();
+  }
+
+  get db(): Store {
+    return this.deps.db;
+  }
+
+  async start(): Promise<void> {
+    await insertWorker(this.db, {
+      id: this.id,
+      hostname: hostname(),
+      pid: process.pid,
+      concurrency: this.options.concurrency,
+      maxTasks: this.options.maxTasks,
+      nowMs: this.deps.clock.now(),
+    });
+    this.timers.push(setInterval(() => void this.heartbeat(), this.options.heartbeatMs ?? 5000));
+    this.timers.push(setInterval(() => void this.checkRevoked(), this.options.revokeCheckMs ?? 250));
+    this.timers.forEach((t) => t.unref());
+    this.loop = this.run();
+  }
+
+  /** Claim now: called when this process made tasks ready. */
+  wake(): void {
+    this.wakeUp?.();
+  }
+
+  /** Graceful stop: claim nothing more, let running attempts finish, then record STOPPED. */
+  async stop(): Promise<void> {
+    this.stopping = true;
+    this.wake();
+    await this.loop;
+  }
+
+  /** Settles when the loop has ended on its own (stop_worker, LOST, max_tasks). */
+  finished(): Promise<void> {
+    return this.loop ?? Promise.resolve();
+  }
+
+  private async run(): Promise<void> {
+    try {
+      while (!this.stopping) {
+        const free = this.options.concurrency - this.running.size;
+        const budget = this.options.maxTasks === null ? free : Math.min(free, this.options.maxTasks - this.started);
+        if (this.options.maxTasks !== null && this.started >= this.options.maxTasks) this.stopping = true;
+        const claimed = budget > 0 ? await this.claim(budget) : 0;
+        if (claimed === 0 && !this.stopping) await this.sleep();
+      }
+      await Promise.all([...this.running.values()].map((a) => a.done));
+    } finally {
+      this.timers.forEach(clearInterval);
+      await markWorkerStopped(this.db, this.id, this.deps.clock.now()).catch(() => undefined);
+    }
+  }
+
+  private async claim(budget: number): Promise<number> {
+    let tasks;
+    try {
+      tasks = await claimReadyTasks(this.db, this.id, budget, this.deps.clock.now());
+    } catch (error) {
+      this.deps.log.warn(`worker ${this.id}: claiming failed, retrying: ${(error as Error).message}`);
+      return 0;
+    }
+    for (const task of tasks) {
+      this.started += 1;
+      const attempt = startAttempt(this.deps, task, this.id, () => {
+        this.running.delete(task.id);
+        // A finished task frees a slot and may have made others ready.
+        this.wake();
+      });
+      this.running.set(task.id, attempt);
+    }
+    return tasks.length;
+  }
+
+  private sleep(): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(done, this.options.pollMs ?? 100);
+      function done() {
+        clearTimeout(timer);
+        resolve();
+      }
+      this.wakeUp = () => {
+        this.wakeUp = null;
+        done();
+      };
+    });
+  }
+
+  private async heartbeat(): Promise<void> {
+    try {
+      const status = await recordHeartbeat(this.db, this.id, this.deps.clock.now());
+      if (status === "STOPPING" && !this.stopping) {
+        this.deps.log.info(`worker ${this.id} was asked to stop`);
+        this.stopping = true;
+        this.wake();
+      }
+      // CONTRACT §3: a LOST worker that speaks again is told to exit; its tasks were already retried.
+      if (status === "LOST" || status === undefined) {
+        this.deps.log.warn(`worker ${this.id} was declared lost: abandoning its tasks and exiting`);
+        this.stopping = true;
+        for (const attempt of this.running.values()) abandonAttempt(attempt, "worker declared lost");
+        this.wake();
+      }
+    } catch (error) {
+      this.deps.log.warn(`worker ${this.id}: heartbeat failed: ${(error as Error).message}`);
+    }
+  }
+
+  private async checkRevoked(): Promise<void> {
+    if (this.running.size === 0) return;
+    try {
+      const running = [...this.running.values()].map((a) => ({ id: a.key.taskId, attempt: a.key.attempt }));
+      const revoked = await findRevokedTasks(this.db, this.id, running);
+      for (const id of revoked) {
+        const attempt = this.running.get(id);
+        if (attempt) abandonAttempt(attempt, "task was cancelled or reassigned: stopping it");
+      }
+    } catch (error) {
+      this.deps.log.warn(`worker ${this.id}: cancellation check failed: ${(error as Error).message}`);
+    }
+  }
+}

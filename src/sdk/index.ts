@@ -1,0 +1,113 @@
+// What job authors import as "jobhouse": job(), task(), the task context, and zod for kwargs
+// schemas (a job file in any folder can use them without installing anything).
+//
+//   import { job, task } from "jobhouse";
+//   export const add = task("add", async ({ a, b }: { a: number; b: number }) => a + b, { retries: 2 });
+//   export const pipeline = job("pipeline", async ({ n }: { n: number }) => add({ a: add({ a: 1, b: n }), b: 10 }));
+
+import { fileURLToPath } from "node:url";
+import { type JobDefinition, type JobOptions, type TaskContext, type TaskDefinition, type TaskOptions, DEFINITION, taskRegistry } from "../engine/definitions.js";
+import { currentExecution, scheduleTask } from "../engine/execution.js";
+import { displayModule } from "../engine/loader.js";
+import { TaskRef, isTaskRef } from "../engine/references.js";
+import { builtinTasks, mapArguments } from "../engine/builtins.js";
+
+export { z } from "zod";
+export { NonRetryableError } from "../engine/runner.js";
+export { TaskRef } from "../engine/references.js";
+export type { JobOptions, TaskContext, TaskLogger, TaskOptions } from "../engine/definitions.js";
+
+/** A value, or a reference to a task whose result will stand in its place. */
+export type Ref<T> = T | TaskRef<T>;
+export type Refs<A> = A extends object ? { [K in keyof A]: Ref<A[K]> | Refs<A[K]> } : Ref<A>;
+
+export interface MapOptions {
+  /** Pass each item as this argument (otherwise the item is the argument object). */
+  as?: string;
+  /** Arguments shared by every application. */
+  with?: Record<string, unknown>;
+}
+
+export interface TaskFunction<A, R> extends TaskDefinition {
+  /** Schedules this task with `kwargs`; references in them become dependencies. */
+  (kwargs: Refs<A>): TaskRef<Awaited<R>>;
+  /**
+   * Fans out over a list: one task per item. The list may be a reference to another task's result,
+   * whose length is known only at run time; the result is then a reference to the list of results.
+   */
+  map(items: unknown[] | TaskRef<unknown[]>, options?: MapOptions): TaskRef<Awaited<R>[]> | TaskRef<Awaited<R>>[];
+}
+
+const NAME = /^[A-Za-z_][A-Za-z0-9_.-]{0,127}$/;
+const SDK_DIR = fileURLToPath(new URL(".", import.meta.url));
+
+/** The module that called task(): from the stack, skipping this file. */
+function callerModuleUrl(): string {
+  const stack = new Error().stack ?? "";
+  for (const line of stack.split("\n").slice(1)) {
+    const match = /(file:\/\/\/[^\s)]+?|\/[^\s()]+?\.(?:ts|mts|js|mjs)):\d+:\d+\)?\s*$/.exec(line);
+    if (!match) continue;
+    const location = match[1]!;
+    const url = location.startsWith("file:") ? location : `file://${location}`;
+    if (fileURLToPath(url).startsWith(SDK_DIR)) continue;
+    return url;
+  }
+  throw new Error("task() could not tell which module defines it; define tasks at the top level of a module");
+}
+
+export function task<A = Record<string, unknown>, R = unknown>(
+  name: string,
+  fn: (kwargs: A, ctx: TaskContext) => R | Promise<R>,
+  options: TaskOptions = {},
+): TaskFunction<A, R> {
+  if (!NAME.test(name)) throw new Error(`task name "${name}" must match ${NAME}`);
+  validateOptions(options, `task "${name}"`);
+  const moduleUrl = callerModuleUrl();
+  const definition = ((kwargs: Refs<A>) => scheduleTask(definition, kwargs)) as TaskFunction<A, R>;
+  Object.defineProperty(definition, "name", { value: name });
+  Object.assign(definition, {
+    [DEFINITION]: "task",
+    fn,
+    options: Object.freeze({ ...options }),
+    entrypoint: `${displayModule(moduleUrl)}:${name}`,
+    map(items: unknown[] | TaskRef<unknown[]>, mapOptions: MapOptions = {}) {
+      if (Array.isArray(items)) return items.map((item) => scheduleTask(definition, mapArguments(item, mapOptions.as, mapOptions.with)));
+      if (!isTaskRef(items)) throw new TypeError(`${name}.map needs a list or a reference to a task returning a list`);
+      const mapper = mapperFor();
+      return scheduleTask(mapper, { task: definition.entrypoint, items, as: mapOptions.as, with: mapOptions.with });
+    },
+  });
+  taskRegistry.set(`${moduleUrl}#${name}`, definition);
+  return definition;
+}
+
+export function job<A = Record<string, unknown>, R = unknown>(
+  name: string,
+  fn: (kwargs: A, ctx: TaskContext) => R | Promise<R>,
+  options: JobOptions = {},
+): JobDefinition {
+  if (!NAME.test(name)) throw new Error(`job name "${name}" must match ${NAME}`);
+  validateOptions(options, `job "${name}"`);
+  return Object.freeze({ [DEFINITION]: "job" as const, name, fn: fn as JobDefinition["fn"], options: Object.freeze({ ...options }) });
+}
+
+/** The context of the task running on this async path (the same object its function receives). */
+export function currentContext(): TaskContext {
+  const execution = currentExecution();
+  if (!execution) throw new Error("currentContext() is only available inside a running task");
+  return execution.context;
+}
+
+function validateOptions(options: TaskOptions, what: string): void {
+  const check = (key: keyof TaskOptions, min: number) => {
+    const value = options[key];
+    if (value !== undefined && (typeof value !== "number" || !Number.isFinite(value) || value < min)) {
+      throw new Error(`${what}: ${key} must be a number >= ${min}`);
+    }
+  };
+  check("retries", 0);
+  check("backoff_s", 0);
+  check("timeout_s", 0.001);
+}
+
+const mapperFor = () => builtinTasks.get("map")!;

@@ -1,0 +1,37 @@
+// Claiming ready tasks for a worker: one atomic UPDATE … RETURNING, so two workers never claim the
+// same task. PostgreSQL adds FOR UPDATE SKIP LOCKED so concurrent claimers skip each other's rows
+// instead of queueing; SQLite has a single writer and needs no row locks.
+
+import { PostgresAdapter } from "kysely";
+import type { Store } from "./db.js";
+import type { TaskRow } from "./schema.js";
+
+export async function claimReadyTasks(db: Store, workerId: bigint, limit: number, nowMs: number): Promise<TaskRow[]> {
+  if (limit <= 0) return [];
+  const isPostgres = db.getExecutor().adapter instanceof PostgresAdapter;
+  return db.transaction().execute(async (tx) => {
+    let ready = tx
+      .selectFrom("tasks")
+      .select("id")
+      .where("status", "=", "PENDING")
+      .where("pending_deps", "=", 0)
+      .where("ready_at", "<=", BigInt(nowMs))
+      .orderBy("ready_at")
+      .orderBy("id")
+      .limit(limit);
+    if (isPostgres) ready = ready.forUpdate().skipLocked();
+    const claimed = await tx
+      .updateTable("tasks")
+      .set({ status: "CLAIMED", worker_id: workerId, claimed_at: nowMs })
+      .where("id", "in", ready)
+      .where("status", "=", "PENDING")
+      .returningAll()
+      .execute();
+    if (claimed.length > 0) {
+      // CONTRACT §3: a job becomes RUNNING when its first task is claimed.
+      const jobIds = [...new Set(claimed.map((t) => t.job_id))];
+      await tx.updateTable("jobs").set({ status: "RUNNING", started_at: nowMs }).where("id", "in", jobIds).where("status", "=", "PENDING").execute();
+    }
+    return claimed;
+  });
+}
