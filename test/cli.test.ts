@@ -10,7 +10,7 @@ forEachBackend("CLI", (backend) => {
   let jobId: string;
   beforeAll(async () => {
     h = await startHarness(backend);
-    await h.call("register_job", { entrypoint: "jobs/etl.ts:etl", schedule: "0 6 * * *", defaults: { region: "eu" } });
+    await h.call("register_job", { entrypoint: "test/fixtures/jobs.ts:hello", name: "etl", schedule: "0 6 * * *", defaults: { region: "eu" } });
     jobId = ((await h.call("run_job", { name: "etl" })) as { id: string }).id;
     await addObject(h, "orders", "global", 4);
   });
@@ -62,7 +62,7 @@ forEachBackend("CLI", (backend) => {
     expect((await h.cli("job", "frobnicate")).code).toBe(2);
     expect((await h.cli("job", "get")).code).toBe(2);
     expect((await h.cli("job", "list", "--status", "DONE")).code).toBe(2);
-    expect((await h.cli("register-job", "jobs/etl.ts:etl")).code).toBe(3);
+    expect((await h.cli("register-job", "test/fixtures/jobs.ts:hello", "--name", "etl")).code).toBe(3);
     const invalid = await h.cli("job", "list", "--limit", "0");
     expect(invalid.code).toBe(4);
     expect(invalid.err).toMatch(/limit/);

@@ -96,8 +96,8 @@ describe("HTTP documents", () => {
     const bad = await client.callTool({ name: "list_jobs", arguments: { limit: 9999 } });
     expect(bad.isError).toBe(true);
     expect(JSON.parse((bad.content as { text: string }[])[0]!.text)).toMatchObject({ code: "invalid", detail: expect.stringMatching(/^limit/) });
-    await client.callTool({ name: "register_job", arguments: { entrypoint: "a.ts:twice" } });
-    const conflict = await client.callTool({ name: "register_job", arguments: { entrypoint: "a.ts:twice" } });
+    await client.callTool({ name: "register_job", arguments: { entrypoint: "test/fixtures/jobs.ts:hello", name: "twice" } });
+    const conflict = await client.callTool({ name: "register_job", arguments: { entrypoint: "test/fixtures/jobs.ts:hello", name: "twice" } });
     expect(JSON.parse((conflict.content as { text: string }[])[0]!.text)).toMatchObject({ code: "name_taken", status: 409 });
   });
 });

@@ -53,7 +53,7 @@ describe("local start", () => {
     const data = cli("data", "list", "--json");
     expect(data.status, data.stderr).toBe(0);
     expect(JSON.parse(data.stdout)).toEqual({ items: [], total: 0, next_cursor: null });
-    const run = cli("run-job", "jobs/x.ts:hello", "--json");
+    const run = cli("run-job", "test/fixtures/jobs.ts:hello", "--json");
     expect(run.status, run.stderr).toBe(0);
     const job = JSON.parse(run.stdout) as { id: string; status: string };
     expect(job.status).toBe("PENDING");

@@ -72,11 +72,11 @@ const scenarios: Scenario[] = [
   { op: "list_jobs", arrange: async () => ({ limit: 10 }) },
   { op: "get_job", arrange: async () => ({ ref: "parity" }) },
   { op: "job_stats", arrange: async () => ({ ref: "parity" }) },
-  { op: "cancel_job", arrange: async (h) => ({ ref: ((await h.call("run_job", { name: "jobs/p.ts:cancelme" })) as { id: string }).id }) },
+  { op: "cancel_job", arrange: async (h) => ({ ref: ((await h.call("run_job", { name: "test/fixtures/jobs.ts:hello" })) as { id: string }).id }) },
   { op: "run_job", arrange: async () => ({ name: "parity", kwargs: { n: 3 } }) },
   {
     op: "register_job",
-    arrange: async (_h, surface) => ({ entrypoint: "jobs/p.ts:nightly", name: `nightly_${surface}`, schedule: "0 3 * * *", defaults: { a: 1 } }),
+    arrange: async (_h, surface) => ({ entrypoint: "test/fixtures/jobs.ts:hello", name: `nightly_${surface}`, schedule: "0 3 * * *", defaults: { a: 1 } }),
   },
   { op: "list_registered_jobs", arrange: async () => ({ limit: 5 }) },
   { op: "enable_job", arrange: async () => ({ name: "parity" }) },
@@ -97,7 +97,7 @@ forEachBackend("every operation answers alike on REST, MCP and CLI", (backend) =
   let h: Harness;
   beforeAll(async () => {
     h = await startHarness(backend);
-    await h.call("register_job", { entrypoint: "jobs/p.ts:parity", schedule: "*/5 * * * *" });
+    await h.call("register_job", { entrypoint: "test/fixtures/jobs.ts:hello", name: "parity", schedule: "*/5 * * * *" });
     await h.call("run_job", { name: "parity", kwargs: { n: 1 } });
     await addObject(h, "sales", "global", 5);
   });

@@ -9,11 +9,13 @@ forEachBackend("pagination and filters", (backend) => {
   const created: string[] = [];
   beforeAll(async () => {
     h = await startHarness(backend);
+    await h.call("register_job", { entrypoint: "test/fixtures/jobs.ts:hello", name: "alpha" });
+    await h.call("register_job", { entrypoint: "test/fixtures/jobs.ts:hello", name: "beta" });
     for (let i = 0; i < 120; i++) {
-      const job = (await h.call("run_job", { name: `jobs/p.ts:${i % 3 === 0 ? "alpha" : "beta"}` })) as { id: string };
+      const job = (await h.call("run_job", { name: i % 3 === 0 ? "alpha" : "beta" })) as { id: string };
       created.push(job.id);
     }
-    for (let i = 0; i < 7; i++) await h.call("register_job", { entrypoint: `jobs/r.ts:reg_${i}`, enabled: i % 2 === 0 });
+    for (let i = 0; i < 7; i++) await h.call("register_job", { entrypoint: "test/fixtures/jobs.ts:hello", name: `reg_${i}`, enabled: i % 2 === 0 });
   });
   afterAll(() => h?.close());
 
@@ -53,21 +55,21 @@ forEachBackend("pagination and filters", (backend) => {
   });
 
   it("pages registered jobs by name and filters enabled", async () => {
-    const first = (await h.http("GET", "/api/v0/registered-jobs?limit=4")).body as { items: { name: string }[]; next_cursor: string };
-    const second = (await h.http("GET", `/api/v0/registered-jobs?limit=4&cursor=${first.next_cursor}`)).body as {
+    const first = (await h.http("GET", "/api/v0/registered-jobs?limit=4&name=reg_")).body as { items: { name: string }[]; next_cursor: string };
+    const second = (await h.http("GET", `/api/v0/registered-jobs?limit=4&name=reg_&cursor=${first.next_cursor}`)).body as {
       items: { name: string }[];
       next_cursor: string | null;
     };
     expect([...first.items, ...second.items].map((r) => r.name)).toEqual([0, 1, 2, 3, 4, 5, 6].map((i) => `reg_${i}`));
     expect(second.next_cursor).toBeNull();
-    const enabled = (await h.http("GET", "/api/v0/registered-jobs?enabled=true")).body as { total: number };
+    const enabled = (await h.http("GET", "/api/v0/registered-jobs?enabled=true&name=reg_")).body as { total: number };
     expect(enabled.total).toBe(4);
     const prefixed = (await h.http("GET", "/api/v0/registered-jobs?name=reg_1")).body as { total: number };
     expect(prefixed.total).toBe(1);
   });
 
   it("enable and disable switch the schedule and are idempotent", async () => {
-    await h.call("register_job", { entrypoint: "jobs/r.ts:sched", schedule: "*/10 * * * *" });
+    await h.call("register_job", { entrypoint: "test/fixtures/jobs.ts:hello", name: "sched", schedule: "*/10 * * * *" });
     const off = (await h.http("POST", "/api/v0/registered-jobs/sched/disable")).body as { enabled: boolean; next_run_at: string | null };
     expect(off).toMatchObject({ enabled: false, next_run_at: null });
     expect((await h.http("POST", "/api/v0/registered-jobs/sched/disable")).status).toBe(200);

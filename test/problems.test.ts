@@ -14,7 +14,7 @@ forEachBackend("Problems", (backend) => {
   let h: Harness;
   beforeAll(async () => {
     h = await startHarness(backend);
-    await h.call("register_job", { entrypoint: "jobs/p.ts:known" });
+    await h.call("register_job", { entrypoint: "test/fixtures/jobs.ts:hello", name: "known" });
   });
   afterAll(() => h?.close());
 
@@ -47,7 +47,7 @@ forEachBackend("Problems", (backend) => {
     });
 
     it("registering a taken name is name_taken", async () => {
-      expectProblem(await h.http("POST", "/api/v0/registered-jobs", { entrypoint: "jobs/p.ts:known" }), 409, "name_taken");
+      expectProblem(await h.http("POST", "/api/v0/registered-jobs", { entrypoint: "test/fixtures/jobs.ts:hello", name: "known" }), 409, "name_taken");
     });
 
     it("only one of two racing cancels wins", async () => {
@@ -57,7 +57,7 @@ forEachBackend("Problems", (backend) => {
     });
 
     it("only one of two racing registrations wins", async () => {
-      const body = { entrypoint: "jobs/p.ts:raced" };
+      const body = { entrypoint: "test/fixtures/jobs.ts:hello", name: "raced" };
       const results = await Promise.all(Array.from({ length: 4 }, () => h.http("POST", "/api/v0/registered-jobs", body)));
       expect(results.map((r) => r.status).sort()).toEqual([201, 409, 409, 409]);
     });
@@ -94,10 +94,10 @@ forEachBackend("Problems", (backend) => {
       ["body is not JSON", "POST", "/api/v0/jobs:run", "{name:"],
       ["empty JSON body", "POST", "/api/v0/jobs:run", ""],
       ["register without entrypoint", "POST", "/api/v0/registered-jobs", { schedule: "* * * * *" }],
-      ["register with bad cron", "POST", "/api/v0/registered-jobs", { entrypoint: "jobs/p.ts:cron", schedule: "every day" }],
-      ["register with 6-field cron", "POST", "/api/v0/registered-jobs", { entrypoint: "jobs/p.ts:cron", schedule: "0 * * * * *" }],
-      ["register with out-of-range cron", "POST", "/api/v0/registered-jobs", { entrypoint: "jobs/p.ts:cron", schedule: "61 * * * *" }],
-      ["register with unknown timezone", "POST", "/api/v0/registered-jobs", { entrypoint: "jobs/p.ts:cron", schedule: "0 1 * * *", timezone: "Mars/Olympus" }],
+      ["register with bad cron", "POST", "/api/v0/registered-jobs", { entrypoint: "test/fixtures/jobs.ts:hello", schedule: "every day" }],
+      ["register with 6-field cron", "POST", "/api/v0/registered-jobs", { entrypoint: "test/fixtures/jobs.ts:hello", schedule: "0 * * * * *" }],
+      ["register with out-of-range cron", "POST", "/api/v0/registered-jobs", { entrypoint: "test/fixtures/jobs.ts:hello", schedule: "61 * * * *" }],
+      ["register with unknown timezone", "POST", "/api/v0/registered-jobs", { entrypoint: "test/fixtures/jobs.ts:hello", schedule: "0 1 * * *", timezone: "Mars/Olympus" }],
       ["purge with an empty filter", "POST", "/api/v0/objects:purge", {}],
       ["purge with a bad bound", "POST", "/api/v0/objects:purge", { before: "soon" }],
     ];

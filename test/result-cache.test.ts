@@ -17,13 +17,13 @@ forEachBackend("result cache", (backend) => {
   it("sees writes made through the same connection", async () => {
     const before = await total();
     expect(await total()).toBe(before);
-    await h.http("POST", "/api/v0/jobs:run", { name: "jobs/a.ts:one" });
+    await h.http("POST", "/api/v0/jobs:run", { name: "test/fixtures/jobs.ts:hello" });
     expect(await total()).toBe(before + 1);
   });
 
   it("sees writes made by another connection (the CLI in-process)", async () => {
     const before = await total();
-    expect((await h.cli("run-job", "jobs/a.ts:two")).code).toBe(0);
+    expect((await h.cli("run-job", "test/fixtures/jobs.ts:hello")).code).toBe(0);
     expect(await total()).toBe(before + 1);
     const job = ((await h.http("GET", "/api/v0/jobs?limit=1")).body as { items: { id: string; status: string }[] }).items[0]!;
     expect(job.status).toBe("PENDING");

@@ -11,8 +11,9 @@ import { parseEntrypoint } from "./entrypoints.js";
 
 const FILE_EXTENSIONS = [".ts", ".mts", ".js", ".mjs"];
 
+/** A path (relative to the working directory) rather than a package specifier such as "@acme/jobs". */
 const looksLikeFile = (module: string) =>
-  module.startsWith(".") || isAbsolute(module) || FILE_EXTENSIONS.some((ext) => module.endsWith(ext)) || module.startsWith("file:");
+  !module.startsWith("@") && (module.startsWith(".") || isAbsolute(module) || module.startsWith("file:") || module.includes("/") || /\.[A-Za-z0-9]+$/.test(module));
 
 /** The URL a module specifier loads from; files are relative to the working directory. */
 export function moduleUrl(module: string, cwd = process.cwd()): string {

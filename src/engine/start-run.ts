@@ -4,7 +4,7 @@
 import type { Clock } from "../core/clock.js";
 import type { IdGenerator } from "../core/ids.js";
 import type { Store } from "../store/db.js";
-import { findJobById, insertJob } from "../store/jobs.js";
+import { insertJob } from "../store/jobs.js";
 import type { JobRow } from "../store/schema.js";
 import { insertTask } from "../store/tasks.js";
 
@@ -25,22 +25,23 @@ export async function startRun(db: Store, ids: IdGenerator, clock: Clock, run: R
   const now = clock.now();
   const jobId = ids.next();
   const kwargs = JSON.stringify(run.kwargs);
+  const job: JobRow = {
+    id: jobId,
+    name: run.name,
+    status: "PENDING",
+    run_type: run.runType,
+    preservation_mode: run.preservationMode,
+    registered_name: run.registeredName,
+    entrypoint: run.entrypoint,
+    kwargs,
+    error: null,
+    result_ref: null,
+    created_at: BigInt(now),
+    started_at: null,
+    completed_at: null,
+  };
   await db.transaction().execute(async (tx) => {
-    await insertJob(tx, {
-      id: jobId,
-      name: run.name,
-      status: "PENDING",
-      run_type: run.runType,
-      preservation_mode: run.preservationMode,
-      registered_name: run.registeredName,
-      entrypoint: run.entrypoint,
-      kwargs,
-      error: null,
-      result_ref: null,
-      created_at: now,
-      started_at: null,
-      completed_at: null,
-    });
+    await insertJob(tx, job);
     // The entry task runs the job function itself; it builds the rest of the graph at run time.
     await insertTask(tx, {
       id: ids.next(),
@@ -67,7 +68,6 @@ export async function startRun(db: Store, ids: IdGenerator, clock: Clock, run: R
       completed_at: null,
     });
   });
-  const job = await findJobById(db, jobId);
-  if (!job) throw new Error(`job ${jobId} vanished right after its creation`);
+  // The row as created: a worker may already have claimed it, but the caller started a PENDING job.
   return job;
 }

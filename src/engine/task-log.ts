@@ -41,6 +41,8 @@ let consoleCaptured = false;
 export function captureConsole(): void {
   if (consoleCaptured) return;
   consoleCaptured = true;
+  // Patching console is the point here: task code's console output belongs to the task's log.
+  /* eslint-disable no-console */
   for (const [method, level] of Object.entries(CONSOLE_LEVELS) as [keyof typeof CONSOLE_LEVELS, string][]) {
     const original = console[method].bind(console);
     console[method] = (...parts: unknown[]) => {
@@ -49,4 +51,5 @@ export function captureConsole(): void {
       else original(...parts);
     };
   }
+  /* eslint-enable no-console */
 }

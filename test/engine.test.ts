@@ -1,0 +1,254 @@
+// The execution engine on every backend: DAG order, results passed along, map, retries, failure
+// propagation, cancellation, timeouts and task logs.
+
+import { existsSync, rmSync } from "node:fs";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { EngineRuntime } from "../src/app/engine-runtime.js";
+import type { JobDetail } from "../src/models/jobs.js";
+import type { TaskDetail, TaskLogsView } from "../src/models/tasks.js";
+import { forEachBackend } from "./support/backends.js";
+import { entry, runAndWait, waitFor, waitForJob, withEngine } from "./support/engine.js";
+import { type Harness, startHarness } from "./support/harness.js";
+
+const task = (h: Harness, id: string) => h.call("get_task", { id }) as Promise<TaskDetail>;
+const byName = (job: JobDetail, name: string) => job.tasks.filter((t) => t.name === name);
+const resultOf = async (h: Harness, job: JobDetail, name: string) => (await task(h, byName(job, name)[0]!.id)).result_ref;
+
+forEachBackend("engine", (backend) => {
+  let h: Harness;
+  let engine: EngineRuntime;
+  beforeAll(async () => {
+    h = await startHarness(backend);
+    engine = await withEngine(h);
+  });
+  afterAll(async () => {
+    await engine?.stop();
+    await h?.close();
+  });
+
+  it("runs the CONTRACT example: results flow into dependents", async () => {
+    const job = await runAndWait(h, entry("pipeline"), { n: 5 });
+    expect(job.status).toBe("COMPLETED");
+    expect(job.tasks.map((t) => t.name)).toEqual(["pipeline", "add", "add"]);
+    const [, x, y] = job.tasks;
+    expect((await task(h, x!.id)).result_ref).toBe(6);
+    expect((await task(h, y!.id)).result_ref).toBe(16);
+    expect((await task(h, y!.id)).depends_on).toEqual([x!.id]);
+    expect(job.result_ref).toEqual({ task_id: y!.id });
+    expect((await task(h, job.tasks[0]!.id)).result_ref).toEqual({ task_id: y!.id });
+  });
+
+  it("runs a diamond in dependency order", async () => {
+    const job = await runAndWait(h, entry("diamond"));
+    expect(job.status).toBe("COMPLETED");
+    const at = (label: string) => job.tasks.find((t) => t.name === "record" && JSON.stringify(t).length > 0 && t)!;
+    expect(at("top")).toBeDefined();
+    const details = await Promise.all(byName(job, "record").map((t) => task(h, t.id)));
+    const find = (label: string) => details.find((d) => d.kwargs.label === label)!;
+    const time = (iso: string | null) => Date.parse(iso!);
+    for (const side of ["left", "right"]) expect(time(find(side).started_at)).toBeGreaterThanOrEqual(time(find("top").completed_at));
+    expect(time(find("bottom").started_at)).toBeGreaterThanOrEqual(Math.max(time(find("left").completed_at), time(find("right").completed_at)));
+    expect(find("bottom").depends_on.sort()).toEqual([find("left").id, find("right").id].sort());
+    const bottom = find("bottom").result_ref as { after: { label: string }[] };
+    expect(bottom.after.map((a) => a.label)).toEqual(["left", "right"]);
+  });
+
+  it("fans out over 100 tasks and gathers them (fan-in)", async () => {
+    const job = await runAndWait(h, entry("fanOut"), { n: 100 });
+    expect(job.status).toBe("COMPLETED");
+    expect(byName(job, "double")).toHaveLength(100);
+    expect(await resultOf(h, job, "sum")).toBe(10100);
+    const sum = await task(h, byName(job, "sum")[0]!.id);
+    expect(sum.depends_on).toHaveLength(100);
+  });
+
+  it("maps over a list whose length is known only at run time", async () => {
+    const job = await runAndWait(h, entry("mapUnknown"), { n: 7 });
+    expect(job.status).toBe("COMPLETED");
+    expect(byName(job, "double")).toHaveLength(7);
+    expect(await resultOf(h, job, "sum")).toBe(56);
+  });
+
+  it("retries with backoff until an attempt succeeds, one log per attempt", async () => {
+    const job = await runAndWait(h, entry("flaky"), { failures: 2 });
+    expect(job.status).toBe("COMPLETED");
+    const flaky = await task(h, byName(job, "flaky").at(-1)!.id); // [0] is the job's entry task, also named flaky
+    expect(flaky.attempt).toBe(3);
+    expect(flaky.max_attempts).toBe(4);
+    expect(flaky.result_ref).toMatchObject({ attempt: 3 });
+    for (const attempt of [1, 2, 3]) {
+      const logs = (await h.call("get_task_logs", { id: flaky.id, attempt })) as TaskLogsView;
+      expect(logs.available, `attempt ${attempt}`).toBe(true);
+      if (attempt < 3) expect(logs.content).toContain(`flaky failure on attempt ${attempt}`);
+    }
+    expect(flaky.log_path).toMatch(/\/3\.log$/);
+  });
+
+  it("fails a task for good, skips its dependents at once, lets independent work finish", async () => {
+    const job = await runAndWait(h, entry("failing"));
+    expect(job.status).toBe("FAILED");
+    expect(job.error).toMatch(/^task boom \(\d+\) failed: the answer was not 42$/);
+    const details = await Promise.all(job.tasks.map((t) => task(h, t.id)));
+    const label = (l: string) => details.find((d) => d.kwargs.label === l)!;
+    expect(details.find((d) => d.name === "boom")!.status).toBe("FAILED");
+    expect(label("after-bad").status).toBe("SKIPPED");
+    expect(label("later").status).toBe("SKIPPED");
+    expect(label("independent").status).toBe("COMPLETED");
+  });
+
+  it("does not retry a NonRetryableError", async () => {
+    const job = await runAndWait(h, entry("fatalJob"));
+    expect(job.status).toBe("FAILED");
+    const fatal = await task(h, byName(job, "fatal")[0]!.id);
+    expect(fatal).toMatchObject({ status: "FAILED", attempt: 1, error: "do not retry me" });
+  });
+
+  it("fails an attempt that exceeds its timeout", async () => {
+    const job = await runAndWait(h, entry("timeoutJob"));
+    expect(job.status).toBe("FAILED");
+    expect(byName(job, "slow")[0]).toMatchObject({ status: "FAILED", error: "timed out after 0.2 s" });
+  });
+
+  it("cancels a running job: the task sees its signal, the slot is freed", async () => {
+    const started = (await h.call("run_job", { name: entry("sleepy"), kwargs: { ms: 60_000 } })) as { id: string };
+    const sleeper = await waitFor("the sleeper to run", async () => {
+      const job = (await h.call("get_job", { ref: started.id })) as JobDetail;
+      return job.tasks.find((t) => t.name === "sleeper" && t.status === "RUNNING");
+    });
+    const cancelled = (await h.call("cancel_job", { ref: started.id })) as { status: string };
+    expect(cancelled.status).toBe("CANCELLED");
+    expect((await task(h, sleeper.id)).status).toBe("CANCELLED");
+    const logs = await waitFor("the cancellation to reach the task", async () => {
+      const view = (await h.call("get_task_logs", { id: sleeper.id })) as TaskLogsView;
+      return view.content.includes("cancelled") ? view : null;
+    });
+    expect(logs.content).toMatch(/task was cancelled or reassigned/);
+    expect((await runAndWait(h, entry("hello"))).status).toBe("COMPLETED");
+  });
+
+  it("stops waiting for a task that ignores cancellation, and discards its late result", async () => {
+    const started = (await h.call("run_job", { name: entry("stubbornJob"), kwargs: { ms: 1500 } })) as { id: string };
+    const stubborn = await waitFor("the stubborn task to run", async () => {
+      const job = (await h.call("get_job", { ref: started.id })) as JobDetail;
+      return job.tasks.find((t) => t.name === "stubborn" && t.status === "RUNNING");
+    });
+    await h.call("cancel_job", { ref: started.id });
+    // The worker gives up after its grace period, long before the task's own 1.5 s end.
+    await waitFor("the worker to abandon the task", async () =>
+      ((await h.call("get_task_logs", { id: stubborn.id })) as TaskLogsView).content.includes("stopping it"),
+    );
+    await new Promise((r) => setTimeout(r, 1800));
+    const after = await task(h, stubborn.id);
+    expect(after.status).toBe("CANCELLED");
+    expect(after.result_ref).toBeNull();
+  });
+
+  it("routes console and logger output to the attempt's log; a missing file is not available", async () => {
+    const job = await runAndWait(h, entry("chattyJob"), { fail: true });
+    expect(job.status).toBe("COMPLETED");
+    const chatty = await task(h, byName(job, "chatty")[0]!.id);
+    const latest = (await h.http("GET", `/api/v0/tasks/${chatty.id}/logs`)).body as TaskLogsView;
+    expect(latest).toMatchObject({ task_id: chatty.id, attempt: 2, available: true, truncated: false, path: chatty.log_path });
+    expect(latest.content).toContain("INFO hello from console { attempt: 2 }");
+    expect(latest.content).toContain("WARNING a warning from the logger");
+    const first = (await h.http("GET", `/api/v0/tasks/${chatty.id}/logs?attempt=1`)).body as TaskLogsView;
+    expect(first.content).toContain("first attempt fails");
+    rmSync(chatty.log_path!);
+    const gone = (await h.http("GET", `/api/v0/tasks/${chatty.id}/logs`)).body as TaskLogsView;
+    expect(gone).toMatchObject({ available: false, content: "" });
+    expect(existsSync(chatty.log_path!)).toBe(false);
+  });
+
+  it("job_stats reports real numbers", async () => {
+    const job = await runAndWait(h, entry("pipeline"), { n: 1 });
+    const stats = (await h.http("GET", `/api/v0/jobs/${job.id}/stats`)).body as {
+      status_counts: Record<string, number>;
+      wall_time_ms: number;
+      exec_time_ms: number;
+      tasks: { queue_ms: number | null; exec_ms: number | null }[];
+    };
+    expect(stats.status_counts.COMPLETED).toBe(3);
+    expect(stats.wall_time_ms).toBeGreaterThanOrEqual(0);
+    expect(stats.tasks).toHaveLength(3);
+    for (const t of stats.tasks) {
+      expect(t.queue_ms).not.toBeNull();
+      expect(t.exec_ms).not.toBeNull();
+    }
+    expect(stats.exec_time_ms).toBe(stats.tasks.reduce((s, t) => s + t.exec_ms!, 0));
+  });
+
+  it("lists the in-process worker, and stop_worker stops it (another takes over)", async () => {
+    const workers = (await h.http("GET", "/api/v0/workers?status=ACTIVE")).body as { items: { id: string }[] };
+    const id = engine.worker().id.toString();
+    expect(workers.items.map((w) => w.id)).toContain(id);
+    expect(((await h.http("POST", `/api/v0/workers/${id}/stop`)).body as { status: string }).status).toBe("STOPPING");
+    expect((await h.http("POST", `/api/v0/workers/${id}/stop`)).status).toBe(409);
+  });
+});
+
+forEachBackend("engine without a worker", (backend) => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await startHarness(backend);
+  });
+  afterAll(() => h?.close());
+
+  it("cancels a pending job and all its tasks", async () => {
+    const job = (await h.call("run_job", { name: entry("pipeline"), kwargs: { n: 1 } })) as { id: string };
+    expect(((await h.http("POST", `/api/v0/jobs/${job.id}/cancel`)).body as { status: string }).status).toBe("CANCELLED");
+    const detail = (await h.call("get_job", { ref: job.id })) as JobDetail;
+    expect(detail.tasks.map((t) => t.status)).toEqual(["CANCELLED"]);
+    expect(detail.completed_at).not.toBeNull();
+  });
+});
+
+describe("entrypoint and kwargs validation", () => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await startHarness((await import("./support/backends.js")).BACKENDS[0]!);
+  });
+  afterAll(() => h?.close());
+
+  const cases: [string, string, RegExp][] = [
+    ["a missing file", "test/fixtures/nope.ts:job", /module file "test\/fixtures\/nope.ts" does not exist/],
+    ["a missing export", entry("nothingHere"), /has no export "nothingHere"/],
+    ["a non-job export", entry("notAJob"), /export "notAJob" of "test\/fixtures\/jobs.ts" is not a job/],
+    ["a task instead of a job", entry("aTask"), /is a task, not a job/],
+    ["a module that does not load", "test/fixtures/broken.ts:job", /failed to load/],
+    ["an unsupported file type", "package.json:name", /must be a \.ts, \.mts, \.js or \.mjs file/],
+  ];
+
+  for (const [what, entrypoint, message] of cases) {
+    it(`refuses ${what} on every surface`, async () => {
+      for (const path of ["/api/v0/jobs:run", "/api/v0/registered-jobs"]) {
+        const body = path.endsWith("run") ? { name: entrypoint } : { entrypoint };
+        const rest = await h.http("POST", path, body);
+        expect(rest.status).toBe(422);
+        expect((rest.body as { detail: string }).detail).toMatch(message);
+      }
+      const mcp = await (await h.mcp()).callTool({ name: "run_job", arguments: { name: entrypoint } });
+      expect(mcp.isError).toBe(true);
+      expect((mcp.content as { text: string }[])[0]!.text).toMatch(/"code":"invalid"/);
+      const cli = await h.cli("register-job", entrypoint);
+      expect(cli.code).toBe(4);
+      expect(cli.err).toMatch(message);
+    });
+  }
+
+  it("validates kwargs against the job's schema, naming the bad field", async () => {
+    const rest = await h.http("POST", "/api/v0/jobs:run", { name: entry("typed"), kwargs: { n: -1 } });
+    expect(rest.status).toBe(422);
+    expect((rest.body as { detail: string }).detail).toMatch(/^kwargs\.n: /);
+    const wrongType = await h.http("POST", "/api/v0/jobs:run", { name: entry("typed"), kwargs: { n: 1, label: 5 } });
+    expect((wrongType.body as { detail: string }).detail).toMatch(/^kwargs\.label: /);
+    const cli = await h.cli("run-job", entry("typed"), "--kwargs", '{"n":"x"}');
+    expect(cli.code).toBe(4);
+    expect(cli.err).toMatch(/kwargs\.n/);
+    expect((await h.http("POST", "/api/v0/jobs:run", { name: entry("typed"), kwargs: { n: 2 } })).status).toBe(201);
+  });
+
+  it("names a registered job after its job() name", async () => {
+    const registered = (await h.http("POST", "/api/v0/registered-jobs", { entrypoint: entry("pipeline") })).body as { name: string };
+    expect(registered.name).toBe("pipeline");
+  });
+});
