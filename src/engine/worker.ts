@@ -89,7 +89,12 @@ export class Worker {
   private async claim(budget: number): Promise<number> {
     let tasks;
     try {
-      tasks = await claimReadyTasks(this.db, this.id, budget, this.deps.clock.now());
+      const claim = await claimReadyTasks(this.db, this.id, budget, this.deps.clock.now());
+      if (claim.workerStatus !== "ACTIVE") {
+        this.obey(claim.workerStatus);
+        return 0;
+      }
+      tasks = claim.tasks;
     } catch (error) {
       this.deps.log.warn(`worker ${this.id}: claiming failed, retrying: ${(error as Error).message}`);
       return 0;
@@ -122,28 +127,31 @@ export class Worker {
 
   private async heartbeat(): Promise<void> {
     try {
-      const status = await recordHeartbeat(this.db, this.id, this.deps.clock.now());
-      if (status === "STOPPING" && !this.stopping) {
-        this.deps.log.info(`worker ${this.id} was asked to stop`);
-        this.stopping = true;
-        this.wake();
-      }
-      // CONTRACT §3: a LOST worker that speaks again is told to exit; its tasks were already retried.
-      if (status === "LOST" || status === undefined) {
-        this.deps.log.warn(`worker ${this.id} was declared lost: abandoning its tasks and exiting`);
-        this.stopping = true;
-        for (const attempt of this.running.values()) abandonAttempt(attempt, "worker declared lost");
-        this.wake();
-      }
+      this.obey(await recordHeartbeat(this.db, this.id, this.deps.clock.now()));
     } catch (error) {
       this.deps.log.warn(`worker ${this.id}: heartbeat failed: ${(error as Error).message}`);
     }
+  }
+
+  /** Acts on the status SQL holds for this worker (set by stop_worker or the lost-worker reaper). */
+  private obey(status: string | undefined): void {
+    if (this.stopping || status === "ACTIVE") return;
+    this.stopping = true;
+    if (status === "STOPPING") {
+      this.deps.log.info(`worker ${this.id} was asked to stop`);
+    } else {
+      // CONTRACT §3: a LOST worker that speaks again is told to exit; its tasks were already retried.
+      this.deps.log.warn(`worker ${this.id} is ${status ?? "gone"}: abandoning its tasks and exiting`);
+      for (const attempt of this.running.values()) abandonAttempt(attempt, "worker declared lost");
+    }
+    this.wake();
   }
 
   private async checkRevoked(): Promise<void> {
     if (this.running.size === 0) return;
     try {
       const running = [...this.running.values()].map((a) => ({ id: a.key.taskId, attempt: a.key.attempt }));
+      // A reassigned task (its worker declared lost) shows up here too: it is no longer ours to run.
       const revoked = await findRevokedTasks(this.db, this.id, running);
       for (const id of revoked) {
         const attempt = this.running.get(id);

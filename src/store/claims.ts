@@ -6,10 +6,17 @@ import { PostgresAdapter } from "kysely";
 import type { Store } from "./db.js";
 import type { TaskRow } from "./schema.js";
 
-export async function claimReadyTasks(db: Store, workerId: bigint, limit: number, nowMs: number): Promise<TaskRow[]> {
-  if (limit <= 0) return [];
+export interface ClaimResult {
+  tasks: TaskRow[];
+  /** The worker's own status; only an ACTIVE worker claims (a LOST one must not take its retries back). */
+  workerStatus: string | undefined;
+}
+
+export async function claimReadyTasks(db: Store, workerId: bigint, limit: number, nowMs: number): Promise<ClaimResult> {
   const isPostgres = db.getExecutor().adapter instanceof PostgresAdapter;
   return db.transaction().execute(async (tx) => {
+    const worker = await tx.selectFrom("workers").select("status").where("id", "=", workerId).executeTakeFirst();
+    if (worker?.status !== "ACTIVE" || limit <= 0) return { tasks: [], workerStatus: worker?.status };
     let ready = tx
       .selectFrom("tasks")
       .select("id")
@@ -32,6 +39,6 @@ export async function claimReadyTasks(db: Store, workerId: bigint, limit: number
       const jobIds = [...new Set(claimed.map((t) => t.job_id))];
       await tx.updateTable("jobs").set({ status: "RUNNING", started_at: nowMs }).where("id", "in", jobIds).where("status", "=", "PENDING").execute();
     }
-    return claimed;
+    return { tasks: claimed, workerStatus: worker.status };
   });
 }

@@ -1,0 +1,133 @@
+// The background loop, driven by a controllable clock: lost workers (late results change nothing),
+// the scheduler (one fire per due time, missed runs collapse, time zones) and retention.
+
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { type BackgroundDeps, applyRetention, fireDueSchedules, reapLostWorkers } from "../src/engine/background.js";
+import { ManualClock } from "../src/core/clock.js";
+import { silentLogger } from "../src/core/log.js";
+import type { JobDetail } from "../src/models/jobs.js";
+import type { TaskDetail } from "../src/models/tasks.js";
+import { SYNTHETIC_ADMIN, invoke, operationByName } from "../src/operations/index.js";
+import { forEachBackend } from "./support/backends.js";
+import { entry, runAndWait, waitFor, waitForJob, withEngine } from "./support/engine.js";
+import { type Harness, startHarness } from "./support/harness.js";
+
+forEachBackend("background loop", (backend) => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await startHarness(backend);
+  });
+  afterAll(() => h?.close());
+
+  const deps = (clock: ManualClock | { now(): number }): BackgroundDeps => ({
+    db: h.service.db,
+    ids: h.service.ids,
+    clock,
+    config: h.service.config,
+    log: silentLogger,
+  });
+
+  it("declares a silent worker LOST, retries its task, and ignores the lost attempt's late result", async () => {
+    const engine = await withEngine(h, 2);
+    try {
+      const started = (await h.call("run_job", { name: entry("lingeringJob"), kwargs: { ms: 1200 } })) as { id: string };
+      const first = await waitFor("the lingering task to run", async () => {
+        const job = (await h.call("get_job", { ref: started.id })) as JobDetail;
+        return job.tasks.find((t) => t.name === "lingering" && t.status === "RUNNING");
+      });
+      const lostWorker = engine.worker().id;
+      // The worker went silent: its last heartbeat is older than SERVICE_WORKER_TIMEOUT.
+      const silentSince = Date.now() - (h.service.config.workerTimeoutS + 60) * 1000;
+      await h.service.db.updateTable("workers").set({ last_heartbeat: silentSince }).where("id", "=", lostWorker).execute();
+      expect(await reapLostWorkers(deps({ now: () => Date.now() }))).toBe(1);
+      const workers = (await h.http("GET", `/api/v0/workers?status=LOST`)).body as { items: { id: string }[] };
+      expect(workers.items.map((w) => w.id)).toContain(lostWorker.toString());
+      const retried = (await h.call("get_task", { id: first.id })) as TaskDetail;
+      expect(retried).toMatchObject({ status: "PENDING", attempt: 2, worker_id: null });
+      expect(retried.error).toMatch(/was lost while running attempt 1/);
+
+      const job = await waitForJob(h, started.id);
+      expect(job.status).toBe("COMPLETED");
+      const done = (await h.call("get_task", { id: first.id })) as TaskDetail;
+      // Attempt 2's result stands; attempt 1 finished later on the lost worker and was discarded.
+      expect(done.result_ref).toEqual({ attempt: 2 });
+      expect(done.worker_id).not.toBe(lostWorker.toString());
+      const firstLog = (await h.call("get_task_logs", { id: first.id, attempt: 1 })) as { content: string };
+      await waitFor("attempt 1 to finish late", async () =>
+        ((await h.call("get_task_logs", { id: first.id, attempt: 1 })) as { content: string }).content.includes("worker declared lost") ||
+        ((await h.call("get_task_logs", { id: first.id, attempt: 1 })) as { content: string }).content.includes("result discarded"),
+      );
+      expect(firstLog).toBeDefined();
+    } finally {
+      await engine.stop();
+    }
+  });
+
+  it("fires a schedule once per due time, collapses missed runs, and is safe with two loops", async () => {
+    const t0 = Date.UTC(2026, 10, 22, 10, 0, 0);
+    const clock = new ManualClock(t0);
+    const ctx = { ...h.service, clock, principal: SYNTHETIC_ADMIN };
+    const registered = (await invoke(
+      operationByName.get("register_job")!,
+      { entrypoint: entry("hello"), name: "every5", schedule: "*/5 * * * *", defaults: { who: "cron" } },
+      ctx,
+    )) as { next_run_at: string };
+    expect(registered.next_run_at).toBe("2026-11-22T10:05:00.000Z");
+
+    clock.set(t0 + 60_000);
+    expect(await fireDueSchedules(deps(clock))).toEqual([]);
+    clock.set(Date.UTC(2026, 10, 22, 10, 5, 0));
+    expect(await fireDueSchedules(deps(clock))).toEqual(["every5"]);
+    expect(await fireDueSchedules(deps(clock))).toEqual([]);
+
+    // An hour passes with nothing running: eleven fire times were missed, one run is owed.
+    clock.set(Date.UTC(2026, 10, 22, 11, 7, 0));
+    const [a, b] = await Promise.all([fireDueSchedules(deps(clock)), fireDueSchedules(deps(clock))]);
+    expect([...a, ...b]).toEqual(["every5"]);
+    const runs = (await h.http("GET", "/api/v0/jobs?name=every5")).body as { items: { run_type: string }[]; total: number };
+    expect(runs.total).toBe(2);
+    expect(runs.items.every((j) => j.run_type === "SCHEDULED")).toBe(true);
+    const next = (await h.http("GET", "/api/v0/registered-jobs?name=every5")).body as { items: { next_run_at: string }[] };
+    expect(next.items[0]!.next_run_at).toBe("2026-11-22T11:10:00.000Z");
+    const detail = (await h.call("get_job", { ref: "every5" })) as { kwargs: unknown };
+    expect(detail.kwargs).toEqual({ who: "cron" });
+
+    // A disabled schedule does not fire.
+    await invoke(operationByName.get("disable_job")!, { name: "every5" }, ctx);
+    clock.set(Date.UTC(2026, 10, 22, 12, 0, 0));
+    expect(await fireDueSchedules(deps(clock))).toEqual([]);
+  });
+
+  it("evaluates a schedule in its IANA time zone", async () => {
+    const clock = new ManualClock(Date.UTC(2026, 10, 22, 12, 0, 0));
+    const registered = (await invoke(
+      operationByName.get("register_job")!,
+      { entrypoint: entry("hello"), name: "ny_morning", schedule: "0 9 * * *", timezone: "America/New_York" },
+      { ...h.service, clock, principal: SYNTHETIC_ADMIN },
+    )) as { next_run_at: string; timezone: string };
+    // 09:00 in New York in late November is 14:00 UTC (EST, UTC-5).
+    expect(registered.next_run_at).toBe("2026-11-22T14:00:00.000Z");
+    expect(registered.timezone).toBe("America/New_York");
+  });
+
+  it("retention deletes old terminal jobs with their tasks and logs", async () => {
+    const engine = await withEngine(h);
+    let job: JobDetail;
+    try {
+      job = await runAndWait(h, entry("pipeline"), { n: 2 });
+    } finally {
+      await engine.stop();
+    }
+    const logDir = join(h.service.config.logDir, job.id);
+    expect(existsSync(logDir)).toBe(true);
+    const young = new ManualClock(Date.now() + 86_400_000);
+    expect(await applyRetention(deps(young))).toBe(0);
+    const old = new ManualClock(Date.now() + (h.service.config.jobTtlDays + 1) * 86_400_000);
+    expect(await applyRetention(deps(old))).toBeGreaterThanOrEqual(1);
+    expect((await h.http("GET", `/api/v0/jobs/${job.id}`)).status).toBe(404);
+    expect((await h.http("GET", `/api/v0/tasks/${job.tasks[0]!.id}`)).status).toBe(404);
+    expect(existsSync(logDir)).toBe(false);
+  });
+});
