@@ -33,11 +33,25 @@ export function displayModule(url: string, cwd = process.cwd()): string {
   return rel.startsWith("..") || isAbsolute(rel) ? path : rel;
 }
 
-async function importModule(module: string): Promise<Record<string, unknown>> {
-  if (module === BUILTIN_MODULE) return {};
+/**
+ * Loaded modules by specifier. Node caches modules itself, but every `import()` still runs the
+ * resolve hooks on the loader thread: at thousands of tasks per second that round trip dominates.
+ */
+const loaded = new Map<string, LoadedModule>();
+
+interface LoadedModule {
+  url: string;
+  exports: Record<string, unknown>;
+}
+
+async function importModule(module: string): Promise<LoadedModule> {
+  const cached = loaded.get(module);
+  if (cached) return cached;
   const url = moduleUrl(module);
   try {
-    return (await import(url)) as Record<string, unknown>;
+    const entry = { url, exports: (await import(url)) as Record<string, unknown> };
+    loaded.set(module, entry);
+    return entry;
   } catch (error) {
     const message = (error as Error)?.message ?? String(error);
     throw invalid(`module "${module}" failed to load: ${message.split("\n")[0]}`);
@@ -47,7 +61,7 @@ async function importModule(module: string): Promise<Record<string, unknown>> {
 /** Resolves a job entrypoint `<module>:<export>` (register_job, run_job, a job's entry task). */
 export async function resolveJob(entrypoint: string): Promise<JobDefinition> {
   const { module, exportName } = parseEntrypoint(entrypoint);
-  const exported = (await importModule(module))[exportName];
+  const exported = (await importModule(module)).exports[exportName];
   if (isJobDefinition(exported)) return exported;
   if (exported === undefined) throw invalid(`module "${module}" has no export "${exportName}"`);
   if (isTaskDefinition(exported)) throw invalid(`"${entrypoint}" is a task, not a job: define the job with job() from "jobhouse"`);
@@ -65,8 +79,8 @@ export async function resolveTask(entrypoint: string): Promise<TaskDefinition> {
     if (!builtin) throw invalid(`"${name}" is not a built-in task`);
     return builtin;
   }
-  const exports = await importModule(module);
-  const registered = taskRegistry.get(`${moduleUrl(module)}#${name}`);
+  const { url, exports } = await importModule(module);
+  const registered = taskRegistry.get(`${url}#${name}`);
   if (registered) return registered;
   if (isTaskDefinition(exports[name])) return exports[name];
   throw invalid(`module "${module}" defines no task named "${name}"`);

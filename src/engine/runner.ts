@@ -101,7 +101,7 @@ async function runAttempt(deps: EngineDeps, task: TaskRow, key: AttemptKey, cont
     if (outcome.failed && attemptsLeft) log.write("INFO", `retrying in ${delay} ms as attempt ${key.attempt + 1}`);
     if (outcome.failed && !attemptsLeft && outcome.jobId !== undefined) await finishJobIfDone(db, outcome.jobId, clock.now());
   } finally {
-    await log.close();
+    log.close();
   }
 }
 

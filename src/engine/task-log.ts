@@ -1,7 +1,7 @@
 // One log file per task attempt (CONTRACT §4: $SERVICE_LOG_DIR/<job_id>/<task_id>/<attempt>.log),
 // fed by the task's logger and by console output made on the task's async path.
 
-import { createWriteStream, mkdirSync, type WriteStream } from "node:fs";
+import { closeSync, mkdirSync, openSync, writeSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { format } from "node:util";
 import { currentExecution } from "./execution.js";
@@ -10,18 +10,30 @@ import type { TaskLogger } from "./definitions.js";
 export const attemptLogPath = (logDir: string, jobId: bigint, taskId: bigint, attempt: number) =>
   join(logDir, jobId.toString(), taskId.toString(), `${attempt}.log`);
 
+/**
+ * Writes are synchronous appends: a line is in the file the moment it is logged (a reader right
+ * after the task ends sees everything), and a small append costs less than an async round trip.
+ */
 export class AttemptLog {
-  private readonly stream: WriteStream;
+  private fd: number | null;
 
   constructor(readonly path: string) {
-    mkdirSync(dirname(path), { recursive: true });
-    this.stream = createWriteStream(path, { flags: "a" });
-    // A full disk must not crash the worker; the task's outcome is still recorded in SQL.
-    this.stream.on("error", () => undefined);
+    try {
+      mkdirSync(dirname(path), { recursive: true });
+      this.fd = openSync(path, "a");
+    } catch {
+      // A full or read-only disk must not fail the task; its outcome is still recorded in SQL.
+      this.fd = null;
+    }
   }
 
   write(level: string, text: string): void {
-    this.stream.write(`${new Date().toISOString()} ${level} ${text}\n`);
+    if (this.fd === null) return;
+    try {
+      writeSync(this.fd, `${new Date().toISOString()} ${level} ${text}\n`);
+    } catch {
+      // As above: losing a log line is better than losing the task.
+    }
   }
 
   logger(): TaskLogger {
@@ -29,8 +41,9 @@ export class AttemptLog {
     return { info: at("INFO"), warn: at("WARNING"), error: at("ERROR"), debug: at("DEBUG") };
   }
 
-  close(): Promise<void> {
-    return new Promise((resolve) => this.stream.end(resolve));
+  close(): void {
+    if (this.fd !== null) closeSync(this.fd);
+    this.fd = null;
   }
 }
 

@@ -27,10 +27,14 @@ export async function claimReadyTasks(db: Store, workerId: bigint, limit: number
       .orderBy("id")
       .limit(limit);
     if (isPostgres) ready = ready.forUpdate().skipLocked();
+    // Ids first, then the update by primary key: as one statement with a subquery, SQLite plans the
+    // outer update over every pending task, which at 10,000 pending tasks costs more than the work.
+    const ids = (await ready.execute()).map((r) => r.id);
+    if (ids.length === 0) return { tasks: [], workerStatus: worker.status };
     const claimed = await tx
       .updateTable("tasks")
       .set({ status: "CLAIMED", worker_id: workerId, claimed_at: nowMs })
-      .where("id", "in", ready)
+      .where("id", "in", ids)
       .where("status", "=", "PENDING")
       .returningAll()
       .execute();

@@ -31,7 +31,28 @@ function openSqlite(path: string): Store {
   database.pragma("foreign_keys = ON");
   // Ids are 64-bit: read every integer as bigint so none loses precision.
   database.defaultSafeIntegers(true);
-  return new Kysely<Database>({ dialect: new SqliteDialect({ database }) });
+  return new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(database) }) });
+}
+
+const STATEMENT_CACHE_SIZE = 500;
+
+/**
+ * Kysely prepares every statement anew; compiling SQL is a large share of a small query's cost, and
+ * the same few statements run thousands of times (claims, transitions). Reuse prepared statements.
+ */
+function withStatementCache(database: SQLite.Database): SQLite.Database {
+  const prepare = database.prepare.bind(database);
+  const cache = new Map<string, SQLite.Statement>();
+  database.prepare = ((source: string) => {
+    let statement = cache.get(source);
+    if (!statement) {
+      statement = prepare(source);
+      if (cache.size >= STATEMENT_CACHE_SIZE) cache.delete(cache.keys().next().value!);
+      cache.set(source, statement);
+    }
+    return statement;
+  }) as typeof database.prepare;
+  return database;
 }
 
 let pgParsersInstalled = false;

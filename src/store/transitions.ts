@@ -98,7 +98,9 @@ async function extendDependents(tx: Store, taskId: bigint, references: bigint[])
 
 /** One dependency of each dependent completed; those with none left become ready now. */
 async function releaseDependents(tx: Store, taskId: bigint, nowMs: number): Promise<void> {
-  const dependents = tx.selectFrom("task_deps").select("task_id").where("depends_on_id", "=", taskId);
+  // Ids first (see claims.ts): most tasks have no dependents, and then nothing is updated at all.
+  const dependents = (await tx.selectFrom("task_deps").select("task_id").where("depends_on_id", "=", taskId).execute()).map((r) => r.task_id);
+  if (dependents.length === 0) return;
   await tx
     .updateTable("tasks")
     .set((eb) => ({
