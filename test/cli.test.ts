@@ -85,3 +85,36 @@ forEachBackend("CLI", (backend) => {
     expect((await h.cli("background", "start")).code).toBe(4);
   });
 });
+
+forEachBackend("CLI run-job --wait", (backend) => {
+  let h: Harness;
+  let engine: { stop(): Promise<void> } | undefined;
+  beforeAll(async () => {
+    h = await startHarness(backend);
+    // Local mode with no server running: the CLI runs the job itself. Distributed: a worker does.
+    if (backend.name === "distributed") engine = await (await import("./support/engine.js")).withEngine(h);
+  });
+  afterAll(async () => {
+    await engine?.stop();
+    await h?.close();
+  });
+
+  it("follows a job to its end and prints the result", async () => {
+    const run = await h.cli("run-job", "test/fixtures/jobs.ts:pipeline", "--kwargs", '{"n":5}', "--wait");
+    expect(run.code, run.err).toBe(0);
+    expect(run.out).toMatch(/^Job \d+ \(pipeline\) COMPLETED in \d+ ms\nresult: 16\n$/);
+    expect(run.err).toMatch(/COMPLETED: 3 of 3 tasks done/);
+  });
+
+  it("exits non-zero with the error when the job fails", async () => {
+    const run = await h.cli("run-job", "test/fixtures/jobs.ts:failing", "--wait");
+    expect(run.code).toBe(6);
+    expect(run.err).toMatch(/FAILED: task boom \(\d+\) failed: the answer was not 42/);
+  });
+
+  it("--wait --json prints the final job body", async () => {
+    const run = await h.cli("run-job", "test/fixtures/jobs.ts:hello", "--wait", "--json");
+    expect(run.code, run.err).toBe(0);
+    expect(JSON.parse(run.out)).toMatchObject({ name: "hello", status: "COMPLETED", tasks: [{ status: "COMPLETED" }] });
+  });
+});

@@ -60,6 +60,41 @@ describe("local start", () => {
     expect(cli("job", "get", job.id).stdout).toContain(job.id);
   });
 
+  it("registers the examples on a fresh home and runs them in the server process", async () => {
+    const registered = JSON.parse(cli("registered-job", "list", "--json").stdout) as { items: { name: string; schedule: string | null }[] };
+    expect(registered.items.map((r) => r.name).sort()).toEqual(["heartbeat", "primes", "sales"]);
+    expect(registered.items.find((r) => r.name === "heartbeat")!.schedule).toBe("*/5 * * * *");
+    const started = (await (await fetch(`${url}/api/v0/jobs:run`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ name: "sales" }),
+    })).json()) as { id: string };
+    let status = "PENDING";
+    for (let i = 0; i < 300 && (status === "PENDING" || status === "RUNNING"); i++) {
+      await new Promise((r) => setTimeout(r, 50));
+      status = ((await (await fetch(`${url}/api/v0/jobs/${started.id}`)).json()) as { status: string }).status;
+    }
+    expect(status).toBe("COMPLETED");
+    const workers = (await (await fetch(`${url}/api/v0/workers?status=ACTIVE`)).json()) as { items: { pid: number }[] };
+    expect(workers.items.map((w) => w.pid)).toContain(server.pid);
+  });
+
+  it("keeps the API responsive while tasks run", async () => {
+    const started = (await (await fetch(`${url}/api/v0/jobs:run`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ name: "primes", kwargs: { limit: 3_000_000, chunks: 4 } }),
+    })).json()) as { id: string };
+    for (let i = 0; i < 10; i++) {
+      const t0 = performance.now();
+      expect((await fetch(`${url}/health`)).status).toBe(200);
+      // A generous bound: a blocked event loop would take seconds.
+      expect(performance.now() - t0).toBeLessThan(1000);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    await fetch(`${url}/api/v0/jobs/${started.id}/cancel`, { method: "POST" });
+  });
+
   it("refuses a second server on the same home", () => {
     const second = cli("local", "start", "--port", "0");
     expect(second.status).toBe(10);

@@ -5,8 +5,9 @@ import { Command, CommanderError } from "commander";
 import { ConfigError, loadConfig, type Config } from "../core/config.js";
 import { ERROR_KINDS, ServiceError, invalid, isServiceError, unavailable } from "../core/errors.js";
 import { type AnyOperation, SYNTHETIC_ADMIN, invoke, operations } from "../operations/index.js";
-import { addOperationCommands, type Caller } from "../surfaces/cli/program.js";
+import { EXIT_JOB_NOT_COMPLETED, JobNotCompleted, addOperationCommands, type Caller } from "../surfaces/cli/program.js";
 import { openService, type OpenedService } from "./context.js";
+import { startEngine } from "./engine-runtime.js";
 import { callOverHttp } from "./http-caller.js";
 import { DEFAULT_PORT, runLocalServer, runWithReload } from "./local-start.js";
 import { readLiveServer } from "./server-file.js";
@@ -18,11 +19,14 @@ export const EXIT_USAGE = 2;
 export interface CliStreams {
   out(text: string): void;
   err(text: string): void;
+  isTty?: boolean;
 }
 
 const defaultStreams: CliStreams = {
   out: (text) => process.stdout.write(text + "\n"),
-  err: (text) => process.stderr.write(text + "\n"),
+  // A progress line that redraws itself ends without a newline.
+  err: (text) => process.stderr.write(text.startsWith("\r") ? text : text + "\n"),
+  isTty: Boolean(process.stderr.isTTY),
 };
 
 export interface CliOptions {
@@ -59,7 +63,14 @@ export async function runCli(argv: string[], options: CliOptions = {}): Promise<
     .showHelpAfterError()
     .exitOverride()
     .configureOutput({ writeOut: (t) => streams.out(t.trimEnd()), writeErr: (t) => streams.err(t.trimEnd()) });
-  addOperationCommands(program, operations, call, streams);
+  // `run-job --wait` with no local server running: this process runs the job itself.
+  const ensureExecution = async () => {
+    const cfg = getConfig();
+    if (cfg.mode !== "local" || readLiveServer(cfg.home)) return async () => undefined;
+    const engine = await startEngine(await getService(), { concurrency: cfg.workerConcurrency, background: false });
+    return () => engine.stop();
+  };
+  addOperationCommands(program, operations, call, { ...streams, ensureExecution });
   addLifecycleCommands(program, getConfig, streams, setExitCode);
   for (const command of allCommands(program)) command.exitOverride().configureOutput(program.configureOutput());
 
@@ -78,6 +89,7 @@ function allCommands(command: Command): Command[] {
 }
 
 function reportError(error: unknown, streams: CliStreams): number {
+  if (error instanceof JobNotCompleted) return EXIT_JOB_NOT_COMPLETED;
   if (error instanceof CommanderError) {
     // Help and version "errors" are successes; everything else commander raises is a usage error.
     return error.exitCode === 0 ? 0 : EXIT_USAGE;

@@ -10,6 +10,7 @@ import { invoke, operationByName, operations, SYNTHETIC_ADMIN } from "../operati
 import { buildHttpApp } from "../surfaces/rest/app.js";
 import { openService, type OpenedService } from "./context.js";
 import { type EngineRuntime, startEngine } from "./engine-runtime.js";
+import { registerExamples } from "./examples.js";
 import { readLiveServer, removeServerRecord, writeServerRecord } from "./server-file.js";
 import { PACKAGE_ROOT } from "./version.js";
 
@@ -27,6 +28,7 @@ export interface RunningServer {
 export interface LocalServerOptions {
   port: number;
   concurrency?: number;
+  registerExamples?: boolean;
 }
 
 /** Starts the local server with its in-process worker and background loop; returns once it listens. */
@@ -42,6 +44,11 @@ export async function startLocalServer(config: Config, options: LocalServerOptio
   const service = await openService(config, { longRunning: true });
   try {
     await invoke(operationByName.get("setup")!, {}, { ...service, principal: SYNTHETIC_ADMIN });
+    // A fresh home (no job ever registered or run) gets the examples, so the dashboard is never empty.
+    if (options.registerExamples !== false && (await isFreshStore(service))) {
+      const names = await registerExamples(service);
+      if (names.length > 0) service.log.info(`registered the example jobs: ${names.join(", ")}`);
+    }
     if (readApiToken() === null) {
       service.log.warn("SERVICE_API_TOKEN is not set: the server is open, every request is allowed");
     }
@@ -73,6 +80,12 @@ export async function startLocalServer(config: Config, options: LocalServerOptio
     await service.close();
     throw error;
   }
+}
+
+async function isFreshStore({ db }: OpenedService): Promise<boolean> {
+  const registered = await db.selectFrom("registered_jobs").select("name").limit(1).executeTakeFirst();
+  const job = await db.selectFrom("jobs").select("id").limit(1).executeTakeFirst();
+  return !registered && !job;
 }
 
 /** Runs until SIGINT/SIGTERM; resolves with the exit code. */

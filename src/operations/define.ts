@@ -25,6 +25,8 @@ export interface CliBinding {
   columns?: string[];
   /** The one-line confirmation printed by mutating commands. */
   confirm?: (output: never) => string;
+  /** The output is a job the command can follow with `--wait`. */
+  follow?: boolean;
 }
 
 export interface Operation<I extends z.ZodType = z.ZodType, O extends z.ZodType = z.ZodType> {

@@ -31,11 +31,13 @@ export interface MapOptions {
 export interface TaskFunction<A, R> extends TaskDefinition {
   /** Schedules this task with `kwargs`; references in them become dependencies. */
   (kwargs: Refs<A>): TaskRef<Awaited<R>>;
+  /** Fans out over a list: one task per item; returns their references. */
+  map(items: unknown[], options?: MapOptions): TaskRef<Awaited<R>>[];
   /**
-   * Fans out over a list: one task per item. The list may be a reference to another task's result,
-   * whose length is known only at run time; the result is then a reference to the list of results.
+   * Fans out over another task's result, a list whose length is known only at run time; returns a
+   * reference to the list of results.
    */
-  map(items: unknown[] | TaskRef<unknown[]>, options?: MapOptions): TaskRef<Awaited<R>[]> | TaskRef<Awaited<R>>[];
+  map(items: TaskRef<unknown[]>, options?: MapOptions): TaskRef<Awaited<R>[]>;
 }
 
 const NAME = /^[A-Za-z_][A-Za-z0-9_.-]{0,127}$/;

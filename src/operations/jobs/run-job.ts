@@ -18,7 +18,7 @@ export const runJob = defineOperation({
   input: RunJobRequest,
   output: JobView,
   http: { method: "POST", path: "/jobs:run", status: 201, location: (job: JobView) => `/api/v0/jobs/${job.id}` },
-  cli: { command: "run-job <name>", confirm: (job: JobView) => `Started job ${job.id} (${job.name}): ${job.status}` },
+  cli: { command: "run-job <name>", follow: true, confirm: (job: JobView) => `Started job ${job.id} (${job.name}): ${job.status}` },
   async handler(request, { db, ids, clock, config, wake }) {
     const registered = isEntrypoint(request.name) ? undefined : await findRegisteredJob(db, request.name);
     if (!registered && !isEntrypoint(request.name)) {

@@ -4,14 +4,32 @@
 import { Command, Option } from "commander";
 import type { AnyOperation } from "../../operations/index.js";
 import { coerceTextInput, inputSchemaOf } from "../../operations/schemas.js";
+import { followJob, resolveJobResult } from "./follow.js";
 import { renderHuman } from "./render.js";
+
+/** `run-job --wait` saw the job end without completing; the CLI exits with EXIT_JOB_NOT_COMPLETED. */
+export class JobNotCompleted extends Error {
+  constructor(readonly status: string) {
+    super(`job ended ${status}`);
+  }
+}
 
 /** Runs one operation for the CLI: in-process, or over HTTP to a running local server. */
 export type Caller = (op: AnyOperation, input: Record<string, unknown>) => Promise<unknown>;
 
 export interface CliIo {
   out(text: string): void;
+  err(text: string): void;
+  isTty?: boolean;
+  /**
+   * Makes sure something runs the job `--wait` follows (local mode with no server running: an
+   * in-process worker); returns how to stop it.
+   */
+  ensureExecution?: () => Promise<() => Promise<void>>;
 }
+
+/** Exit code of `run-job --wait` when the job ended FAILED or CANCELLED. */
+export const EXIT_JOB_NOT_COMPLETED = 6;
 
 const kebab = (name: string) => name.replace(/_/g, "-");
 const camel = (name: string) => name.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase());
@@ -46,6 +64,7 @@ export function addOperationCommands(program: Command, operations: readonly AnyO
       command.addOption(option);
     }
     command.option("--json", "print the JSON body exactly as the REST API returns it");
+    if (op.cli.follow) command.option("--wait", "follow the job until it ends, then print its result or error");
 
     command.action(async (...received: unknown[]) => {
       const options = received[args.length] as Record<string, unknown>;
@@ -56,7 +75,27 @@ export function addOperationCommands(program: Command, operations: readonly AnyO
         if (value !== undefined && !args.includes(name)) input[name] = value;
       }
       const output = await call(op, coerceTextInput(op, input));
+      if (op.cli!.follow && options.wait) return waitAndReport((output as { id: string }).id, Boolean(options.json));
       io.out(options.json ? JSON.stringify(output ?? null, null, 2) : renderHuman(output, op.cli!));
     });
+  }
+
+  async function waitAndReport(jobId: string, json: boolean): Promise<void> {
+    const byName = new Map(operations.map((o) => [o.name, o]));
+    const stopExecution = (await io.ensureExecution?.()) ?? (async () => undefined);
+    let job;
+    try {
+      job = await followJob(jobId, call, byName, {
+        out: io.out,
+        isTty: Boolean(io.isTty),
+        progress: (text, sameLine) => (sameLine ? io.err(`\r\x1b[2K${text}`) : io.err(text)),
+      });
+    } finally {
+      await stopExecution();
+    }
+    if (json) io.out(JSON.stringify(job, null, 2));
+    else if (job.status === "COMPLETED") io.out(`Job ${job.id} (${job.name}) COMPLETED in ${job.duration_ms ?? 0} ms\nresult: ${JSON.stringify(await resolveJobResult(job, call, byName), null, 2)}`);
+    else io.err(`Job ${job.id} (${job.name}) ${job.status}: ${job.error ?? "no error recorded"}`);
+    if (job.status !== "COMPLETED") throw new JobNotCompleted(job.status);
   }
 }
