@@ -2,6 +2,7 @@
 // service context. Local mode runs both inside the server (SPEC "Backend modes").
 
 import { type BackgroundLoop, startBackgroundLoop } from "../engine/background.js";
+import { dropObjectsOfJobs, sweepFinishedTemps } from "../engine/cleanup.js";
 import type { EngineDeps } from "../engine/runner.js";
 import { Worker } from "../engine/worker.js";
 import type { OpenedService } from "./context.js";
@@ -27,6 +28,7 @@ export interface EngineRuntime {
 export async function startEngine(service: OpenedService, options: EngineRuntimeOptions): Promise<EngineRuntime> {
   const deps: EngineDeps = {
     db: service.db,
+    columns: service.columns,
     ids: service.ids,
     clock: service.clock,
     config: service.config,
@@ -52,7 +54,17 @@ export async function startEngine(service: OpenedService, options: EngineRuntime
   watch(current);
 
   const background: BackgroundLoop | null = options.background
-    ? startBackgroundLoop({ ...deps, config: service.config, onWork: () => current.wake() }, options.backgroundIntervalMs)
+    ? startBackgroundLoop(
+        {
+          ...deps,
+          config: service.config,
+          onWork: () => current.wake(),
+          // Retention takes a deleted job's objects with it.
+          onJobsDeleted: (jobIds) => dropObjectsOfJobs(service.db, service.columns, jobIds),
+          sweepObjects: () => sweepFinishedTemps(service.db, service.columns),
+        },
+        options.backgroundIntervalMs,
+      )
     : null;
 
   return {

@@ -2,9 +2,13 @@
 // server over HTTP (distributed mode). Everything above this file speaks SQL text built by sql.ts.
 
 import { mkdirSync } from "node:fs";
-import { type ClickHouseClient, ClickHouseLogLevel, createClient } from "@clickhouse/client";
+import type { Readable } from "node:stream";
+import { type ClickHouseClient, ClickHouseLogLevel, type ClickHouseSettings, createClient } from "@clickhouse/client";
 import type { ColumnTarget } from "../core/config.js";
 import { type Sql, ident, sql } from "./sql.js";
+import { type Features, featuresOf } from "./types.js";
+
+export type RawFormat = "CSVWithNames" | "TabSeparatedWithNames" | "JSONEachRow" | "Parquet";
 
 export interface ColumnStore {
   readonly engine: "chdb" | "server";
@@ -13,10 +17,19 @@ export interface ColumnStore {
   query<T = Record<string, unknown>>(statement: Sql): Promise<T[]>;
   /** A statement without a result (DDL, INSERT … SELECT). */
   command(statement: Sql): Promise<void>;
+  /** Appends rows (already JSON-ready) to a table of this database. */
+  insertRows(table: string, rows: readonly Record<string, unknown>[]): Promise<void>;
+  /** Appends a payload in a raw format (a file or a download) to a table of this database. */
+  insertRaw(table: string, payload: Readable, format: RawFormat): Promise<void>;
   /** The server's version, e.g. "18.16.1"; probed once. */
   version(): Promise<string>;
+  /** What this server supports (probed once, from the version). */
+  features(): Promise<Features>;
   close(): Promise<void>;
 }
+
+// Errors reach our callers as exceptions; the client's own console logging would only duplicate them.
+const QUIET = { level: ClickHouseLogLevel.OFF };
 
 export async function openColumnStore(target: ColumnTarget): Promise<ColumnStore> {
   const client = target.engine === "chdb" ? await openChdb(target.location) : openServer(target.location);
@@ -24,9 +37,6 @@ export async function openColumnStore(target: ColumnTarget): Promise<ColumnStore
   await store.command(sql`CREATE DATABASE IF NOT EXISTS ${ident(target.database)}`);
   return store;
 }
-
-// Errors reach our callers as exceptions; the client's own console logging would only duplicate them.
-const QUIET = { level: ClickHouseLogLevel.OFF };
 
 async function openChdb(path: string): Promise<ClickHouseClient> {
   mkdirSync(path, { recursive: true });
@@ -48,23 +58,49 @@ function openServer(location: string): ClickHouseClient {
 
 function wrap(client: ClickHouseClient, target: ColumnTarget): ColumnStore {
   let versionPromise: Promise<string> | undefined;
+  let settingsPromise: Promise<ClickHouseSettings> | undefined;
+
+  const version = () =>
+    (versionPromise ??= client
+      .query({ query: "SELECT version() AS v", format: "JSONEachRow" })
+      .then((r) => r.json<{ v: string }>())
+      .then((rows) => rows[0]?.v ?? "0"));
+
+  /**
+   * Settings every statement runs with, the same on every version: 64-bit integers as JSON numbers
+   * (chDB and servers differ in their defaults), NULL for a join's missing side, and LowCardinality
+   * allowed where it is still experimental.
+   */
+  const settings = () =>
+    (settingsPromise ??= version().then(
+      (v): ClickHouseSettings => ({
+        output_format_json_quote_64bit_integers: 0,
+        join_use_nulls: 1,
+        ...(featuresOf(v).lowCardinalityNeedsSetting ? { allow_experimental_low_cardinality_type: 1 } : {}),
+      }) as ClickHouseSettings,
+    ));
+
+  const qualified = (table: string) => `${ident(target.database).text}.${ident(table).text}`;
+
   return {
     engine: target.engine,
     database: target.database,
     async query<T>(statement: Sql): Promise<T[]> {
-      const result = await client.query({ query: statement.text, format: "JSONEachRow" });
+      const result = await client.query({ query: statement.text, format: "JSONEachRow", clickhouse_settings: await settings() });
       return (await result.json()) as T[];
     },
     async command(statement: Sql): Promise<void> {
-      await client.command({ query: statement.text });
+      await client.command({ query: statement.text, clickhouse_settings: await settings() });
     },
-    version(): Promise<string> {
-      versionPromise ??= client
-        .query({ query: "SELECT version() AS v", format: "JSONEachRow" })
-        .then((r) => r.json<{ v: string }>())
-        .then((rows) => rows[0]?.v ?? "0");
-      return versionPromise;
+    async insertRows(table, rows) {
+      if (rows.length === 0) return;
+      await client.insert({ table: qualified(table), values: rows as Record<string, unknown>[], format: "JSONEachRow", clickhouse_settings: await settings() });
     },
+    async insertRaw(table, payload, format) {
+      await client.insert({ table: qualified(table), values: payload, format, clickhouse_settings: await settings() });
+    },
+    version,
+    features: async () => featuresOf(await version()),
     close: () => client.close(),
   };
 }

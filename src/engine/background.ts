@@ -27,6 +27,8 @@ export interface BackgroundDeps {
   onWork?: () => void;
   /** Hooks run after retention deleted jobs (the data plane drops their objects). */
   onJobsDeleted?: (jobIds: bigint[]) => Promise<void>;
+  /** Drops temp objects of ended jobs (cancelled or failed elsewhere); where the column store lives. */
+  sweepObjects?: () => Promise<number>;
 }
 
 /** CONTRACT §3: silent workers become LOST; their claimed and running tasks are retried or failed. */
@@ -113,6 +115,7 @@ export function startBackgroundLoop(deps: BackgroundDeps, intervalMs = 1000, ret
     try {
       await reapLostWorkers(deps);
       await fireDueSchedules(deps);
+      await deps.sweepObjects?.();
       if (deps.clock.now() - lastRetention >= retentionEveryMs) {
         lastRetention = deps.clock.now();
         const deleted = await applyRetention(deps);

@@ -10,7 +10,10 @@ import type { TaskRow } from "../store/schema.js";
 import { type AttemptKey, completeTask, failAttempt, finishJobIfDone, markTaskRunning } from "../store/transitions.js";
 import { wireBuiltins } from "./builtins.js";
 import type { TaskContext } from "./definitions.js";
-import { type Execution, executions, scheduleTask } from "./execution.js";
+import type { ColumnStore } from "../data/client.js";
+import { dropFinishedTemps, dropUnusedTemps } from "./cleanup.js";
+import { type Execution, currentExecution, executions, scheduleTask } from "./execution.js";
+import { reviveObjects } from "./revive.js";
 import { resolveJob, resolveTask } from "./loader.js";
 import { collectReferences, substituteReferences, toStoredJson } from "./references.js";
 import { resolveResults } from "./results.js";
@@ -19,6 +22,8 @@ import { AttemptLog, attemptLogPath, captureConsole } from "./task-log.js";
 
 export interface EngineDeps {
   db: Store;
+  /** The column store, opened on first use (most tasks never touch it). */
+  columns: () => Promise<ColumnStore>;
   ids: IdGenerator;
   clock: Clock;
   config: Pick<Config, "logDir" | "taskTimeoutS">;
@@ -62,6 +67,7 @@ async function runAttempt(deps: EngineDeps, task: TaskRow, key: AttemptKey, cont
   const log = new AttemptLog(logPath);
   const started = clock.now();
   log.write("INFO", `attempt ${key.attempt} of ${Number(task.max_attempts)} of ${task.entrypoint} started on worker ${key.workerId}`);
+  const objectsMade = new Set<bigint>();
   const context: TaskContext = {
     job_id: task.job_id.toString(),
     task_id: task.id.toString(),
@@ -79,6 +85,16 @@ async function runAttempt(deps: EngineDeps, task: TaskRow, key: AttemptKey, cont
     children: [],
     created: new Set(),
     write: (level, text) => log.write(level, text),
+    data: once(async () => ({
+      db,
+      columns: await deps.columns(),
+      ids: deps.ids,
+      clock,
+      jobId: task.job_id,
+      taskId: task.id,
+      attempt: key.attempt,
+      created: objectsMade,
+    })),
   };
 
   try {
@@ -87,7 +103,9 @@ async function runAttempt(deps: EngineDeps, task: TaskRow, key: AttemptKey, cont
     const references = [...collectReferences(JSON.parse(resultJson))].map(BigInt);
     const outcome = await completeTask(db, { key, resultJson, children: execution.children, resultReferences: references, nowMs: clock.now() });
     log.write("INFO", outcome.completed ? `completed in ${clock.now() - started} ms` : "finished, but the task was cancelled or reassigned meanwhile: result discarded");
-    if (outcome.completed && outcome.jobId !== undefined) await finishJobIfDone(db, outcome.jobId, clock.now());
+    // Intermediate objects the attempt made and did not hand on are dropped now (NONE jobs).
+    if (objectsMade.size > 0) await dropUnusedTemps(deps, task.job_id, objectsMade, outcome.completed ? resultJson : "");
+    if (outcome.completed && outcome.jobId !== undefined) await finishJob(deps, outcome.jobId);
   } catch (error) {
     if (error instanceof AttemptAbandoned) {
       log.write("WARNING", error.message);
@@ -99,7 +117,8 @@ async function runAttempt(deps: EngineDeps, task: TaskRow, key: AttemptKey, cont
     const delay = backoffDelayMs(key.attempt, Number(task.backoff_ms), (deps.random ?? Math.random)());
     const outcome = await failAttempt(db, { key, error: message, retryAtMs: attemptsLeft ? clock.now() + delay : null, nowMs: clock.now() }, ["RUNNING"]);
     if (outcome.failed && attemptsLeft) log.write("INFO", `retrying in ${delay} ms as attempt ${key.attempt + 1}`);
-    if (outcome.failed && !attemptsLeft && outcome.jobId !== undefined) await finishJobIfDone(db, outcome.jobId, clock.now());
+    if (objectsMade.size > 0) await dropUnusedTemps(deps, task.job_id, objectsMade, "");
+    if (outcome.failed && !attemptsLeft && outcome.jobId !== undefined) await finishJob(deps, outcome.jobId);
   } finally {
     log.close();
   }
@@ -115,6 +134,9 @@ async function invokeCode(deps: EngineDeps, task: TaskRow, context: TaskContext)
     const results = await resolveResults(deps.db, references);
     kwargs = substituteReferences(stored, results);
   }
+  // {"object": name} in the arguments (a task's returned object, or one named in run_job's kwargs)
+  // arrives as a DataObject.
+  kwargs = await reviveObjects(kwargs, () => currentExecution()!.data());
   return definition.fn(kwargs as never, context);
 }
 
@@ -155,6 +177,17 @@ async function runWithLimits(deps: EngineDeps, task: TaskRow, controller: AbortC
     timers.forEach(clearTimeout);
   }
 }
+
+/** Ends the job if its last task just ended, then drops its temp objects (NONE jobs). */
+async function finishJob(deps: EngineDeps, jobId: bigint): Promise<void> {
+  const status = await finishJobIfDone(deps.db, jobId, deps.clock.now());
+  if (status !== null) await dropFinishedTemps(deps.db, deps.columns, jobId);
+}
+
+const once = <T>(make: () => Promise<T>): (() => Promise<T>) => {
+  let value: Promise<T> | undefined;
+  return () => (value ??= make());
+};
 
 /** The worker calls this when the task was cancelled or taken away from it. */
 export function abandonAttempt(attempt: RunningAttempt, why: string): void {

@@ -34,8 +34,23 @@ export type ObjectView = z.infer<typeof ObjectView>;
 
 export const LineageSummary = z.object({
   produced_by: z.object({ job_id: IdString.nullable(), task_id: IdString.nullable(), operation: z.string() }).nullable(),
-  upstream: z.array(z.string()),
-  downstream: z.array(z.string()),
+  upstream: z.array(z.string()).describe("Objects this one was made from (direct)"),
+  downstream: z.array(z.string()).describe("Objects made from this one (direct)"),
+  columns: z
+    .record(z.string(), z.array(z.object({ object: z.string(), column: z.string() })))
+    .describe("Column-level lineage: for each column, the input columns it was computed from"),
+  operations: z
+    .array(
+      z.object({
+        operation: z.string(),
+        sql: z.string(),
+        job_id: IdString.nullable(),
+        task_id: IdString.nullable(),
+        attempt: z.number().int().nullable(),
+        at: z.string(),
+      }),
+    )
+    .describe("The operation log of this object: creation, then appends"),
 });
 
 export const ObjectDetail = ObjectView.extend({

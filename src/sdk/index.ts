@@ -13,6 +13,9 @@ import { TaskRef, isTaskRef } from "../engine/references.js";
 import { builtinTasks, mapArguments } from "../engine/builtins.js";
 
 export { z } from "zod";
+export { DataObject, createObject, getObject, loadObject, queryObject } from "../engine/data-object.js";
+export type { CreateOptions, Placement, Scope } from "../engine/objects.js";
+export type { FileOptions, FileFormat } from "../engine/ingest.js";
 export { NonRetryableError } from "../engine/runner.js";
 export { TaskRef } from "../engine/references.js";
 export type { JobOptions, TaskContext, TaskLogger, TaskOptions } from "../engine/definitions.js";

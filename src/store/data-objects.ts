@@ -55,3 +55,30 @@ export async function deleteObjectRow(db: Store, id: bigint): Promise<boolean> {
   const result = await db.deleteFrom("data_objects").where("id", "=", id).executeTakeFirst();
   return Number(result.numDeletedRows) > 0;
 }
+
+export async function findObjectByTable(db: Store, table: string): Promise<DataObjectRow | undefined> {
+  return db.selectFrom("data_objects").selectAll().where("table_name", "=", table).executeTakeFirst();
+}
+
+/**
+ * The object a name means inside a job: that job's own object of that name, else the global one,
+ * else a temp object by its table name.
+ */
+export async function findObjectForJob(db: Store, name: string, jobId: bigint | null): Promise<DataObjectRow | undefined> {
+  const candidates = await db
+    .selectFrom("data_objects")
+    .selectAll()
+    .where((eb) => eb.or([eb("name", "=", name), eb("table_name", "=", name)]))
+    .execute();
+  return (
+    candidates.find((o) => o.scope === "job" && jobId !== null && o.job_id === jobId) ??
+    candidates.find((o) => o.scope === "global") ??
+    candidates.find((o) => o.table_name === name) ??
+    candidates.sort((a, b) => (a.id > b.id ? -1 : 1))[0]
+  );
+}
+
+/** Temp (and, with `scopes`, other) objects a job made. */
+export async function findObjectsOfJob(db: Store, jobId: bigint, scopes: string[]): Promise<DataObjectRow[]> {
+  return db.selectFrom("data_objects").selectAll().where("job_id", "=", jobId).where("scope", "in", scopes).execute();
+}

@@ -2,9 +2,11 @@
 
 import { type Kysely, type Migration, type MigrationProvider, Migrator, PostgresAdapter, sql } from "kysely";
 import * as initial from "./migrations/001-initial.js";
+import * as dataLineage from "./migrations/002-data-lineage.js";
 
 const MIGRATIONS: Record<string, Migration> = {
   "001-initial": initial,
+  "002-data-lineage": dataLineage,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => MIGRATIONS };

@@ -116,6 +116,35 @@ export interface DataObjectsTable {
   job_id: NullableBig;
   task_id: NullableBig;
   created_at: Big;
+  sort_sql: string | null;
+}
+
+export interface ObjectOpsTable {
+  id: Big;
+  object_id: Big;
+  object_name: string;
+  operation: string;
+  sql_text: string;
+  job_id: NullableBig;
+  task_id: NullableBig;
+  attempt: Int | null;
+  created_at: Big;
+}
+
+export interface ObjectInputsTable {
+  op_id: Big;
+  object_id: Big;
+  object_name: string;
+  input_id: Big;
+  input_name: string;
+}
+
+export interface ColumnLineageTable {
+  object_id: Big;
+  column_name: string;
+  input_id: Big;
+  input_name: string;
+  input_column: string;
 }
 
 export interface Database {
@@ -128,6 +157,9 @@ export interface Database {
   refresh_tokens: RefreshTokensTable;
   node_leases: NodeLeasesTable;
   data_objects: DataObjectsTable;
+  object_ops: ObjectOpsTable;
+  object_inputs: ObjectInputsTable;
+  column_lineage: ColumnLineageTable;
 }
 
 export type JobRow = Selectable<JobsTable>;

@@ -1,7 +1,7 @@
-// Test data arranged through the real stores: workers, data objects, many jobs.
+// Test data arranged through the real stores and the data API: workers and data objects.
 
-import { ident, sql } from "../../src/data/sql.js";
-import { insertObject } from "../../src/store/data-objects.js";
+import { createObject } from "../../src/engine/data-object.js";
+import type { DataScope } from "../../src/engine/objects.js";
 import { insertWorker } from "../../src/store/workers.js";
 import type { Harness } from "./harness.js";
 
@@ -11,25 +11,18 @@ export async function addWorker(h: Harness): Promise<string> {
   return id.toString();
 }
 
-/** A real column-store table with rows, registered as a data object. */
-export async function addObject(h: Harness, name: string, scope: "temp" | "job" | "global" = "global", rows = 3): Promise<string> {
-  const store = await h.service.columns();
-  const id = h.service.ids.next();
-  const table = scope === "global" ? `p_${name}` : scope === "temp" ? `t_${id}` : `j_0_${name}`;
-  const qualified = sql`${ident(store.database)}.${ident(table)}`;
-  await store.command(sql`CREATE TABLE ${qualified} (id Int64, label Nullable(String), tags Array(String)) ENGINE = MergeTree ORDER BY id`);
-  if (rows > 0) {
-    const values = Array.from({ length: rows }, (_, i) => `(${i}, ${i % 2 ? "NULL" : `'row${i}'`}, ['a'])`).join(", ");
-    await store.command(sql`INSERT INTO ${qualified} VALUES ${sql([values] as unknown as TemplateStringsArray)}`);
-  }
-  await insertObject(h.service.db, {
-    id,
-    name: scope === "temp" ? table : name,
-    table_name: table,
-    scope,
-    job_id: null,
-    task_id: null,
-    created_at: BigInt(h.service.clock.now()),
-  });
-  return scope === "temp" ? table : name;
+/** The data scope of a harness, acting outside any job. */
+export async function dataScope(h: Harness): Promise<DataScope> {
+  return { db: h.service.db, columns: await h.service.columns(), ids: h.service.ids, clock: h.service.clock, jobId: null, taskId: null, attempt: null };
+}
+
+/** A real data object with `rows` rows: global when named, temp otherwise. Returns its name. */
+export async function addObject(h: Harness, name: string, scope: "temp" | "global" = "global", rows = 3): Promise<string> {
+  const ids = Array.from({ length: rows }, (_, i) => i);
+  const object = await createObject(
+    { id: ids, label: ids.map((i) => (i % 2 ? null : `row${i}`)), tags: ids.map(() => ["a"]) },
+    scope === "global" ? { name, orderBy: ["id"] } : {},
+    await dataScope(h),
+  );
+  return object.name;
 }

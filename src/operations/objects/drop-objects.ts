@@ -1,17 +1,13 @@
-// Dropping objects: the table first, then its registry row (a guarded delete, so a racing
-// delete of the same object reports "not found" instead of a false success).
+// Dropping objects from operations: the table first, then its registry row (a guarded delete, so
+// a racing delete of the same object reports "not found" instead of a false success).
 
 import { notFound } from "../../core/errors.js";
 import type { ColumnStore } from "../../data/client.js";
-import { ident, sql } from "../../data/sql.js";
+import { dropObject } from "../../engine/objects.js";
 import type { Store } from "../../store/db.js";
-import { deleteObjectRow } from "../../store/data-objects.js";
 import type { DataObjectRow } from "../../store/schema.js";
 
-export async function dropObject(db: Store, columns: ColumnStore, row: DataObjectRow): Promise<boolean> {
-  await columns.command(sql`DROP TABLE IF EXISTS ${ident(columns.database)}.${ident(row.table_name)}`);
-  return deleteObjectRow(db, row.id);
-}
+export { dropObject };
 
 export async function dropObjectOrFail(db: Store, columns: ColumnStore, row: DataObjectRow): Promise<void> {
   if (!(await dropObject(db, columns, row))) throw notFound(`data object "${row.name}" was deleted meanwhile`);

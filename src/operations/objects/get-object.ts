@@ -20,6 +20,6 @@ export const getObject = defineOperation({
   async handler({ name }, { db, columns }) {
     const row = await findObject(db, name);
     if (!row) throw notFound(`no data object is named "${name}"`);
-    return toObjectDetail(await columns(), row);
+    return toObjectDetail(db, await columns(), row);
   },
 });

@@ -4,6 +4,8 @@ import { toIso } from "../../core/clock.js";
 import { readTableStats, readTableSchema } from "../../data/catalog.js";
 import type { ColumnStore } from "../../data/client.js";
 import type { ObjectDetail, ObjectView } from "../../models/objects.js";
+import type { Store } from "../../store/db.js";
+import { readLineage } from "../../store/object-lineage.js";
 import type { DataObjectRow } from "../../store/schema.js";
 
 export async function toObjectViews(columns: ColumnStore, rows: DataObjectRow[]): Promise<ObjectView[]> {
@@ -23,9 +25,9 @@ export async function toObjectViews(columns: ColumnStore, rows: DataObjectRow[])
   });
 }
 
-export async function toObjectDetail(columns: ColumnStore, row: DataObjectRow): Promise<ObjectDetail> {
+export async function toObjectDetail(db: Store, columns: ColumnStore, row: DataObjectRow): Promise<ObjectDetail> {
   const [view] = await toObjectViews(columns, [row]);
-  const schema = await readTableSchema(columns, row.table_name);
+  const [schema, lineage] = await Promise.all([readTableSchema(columns, row.table_name), readLineage(db, row.id)]);
   return {
     ...view!,
     table_schema: {
@@ -39,11 +41,23 @@ export async function toObjectDetail(columns: ColumnStore, row: DataObjectRow): 
       order_by: schema?.orderBy ?? null,
       engine: schema?.engine ?? "missing",
     },
-    // The operation log arrives with the data plane; until then no object has recorded neighbours.
     lineage_summary: {
-      produced_by: row.task_id === null ? null : { job_id: row.job_id?.toString() ?? null, task_id: row.task_id.toString(), operation: "create" },
-      upstream: [],
-      downstream: [],
+      produced_by: lineage.producedBy && {
+        job_id: lineage.producedBy.jobId?.toString() ?? null,
+        task_id: lineage.producedBy.taskId?.toString() ?? null,
+        operation: lineage.producedBy.operation,
+      },
+      upstream: lineage.upstream,
+      downstream: lineage.downstream,
+      columns: lineage.columns,
+      operations: lineage.operations.map((o) => ({
+        operation: o.operation,
+        sql: o.sql,
+        job_id: o.jobId?.toString() ?? null,
+        task_id: o.taskId?.toString() ?? null,
+        attempt: o.attempt,
+        at: toIso(o.atMs)!,
+      })),
     },
   };
 }

@@ -1,0 +1,153 @@
+// SELECT statements that derive a new object from others, with the column-level lineage each one
+// determines. Expressions are ClickHouse SQL written by the job author (CONTRACT §5); names are
+// validated and quoted, and an expression may not end the statement.
+
+import { type Sql, ident, raw, sql } from "./sql.js";
+
+/** A source table: its qualified name and its columns. */
+export interface Source {
+  ref: Sql;
+  columns: string[];
+}
+
+/** Which input columns an output column is computed from: [input index, input column]. */
+export type ColumnLineage = Record<string, [number, string][]>;
+
+export interface Derivation {
+  select: Sql;
+  lineage: ColumnLineage;
+  /** An ORDER BY the result must be read with (sort keeps order for later reads). */
+  sortSql?: string | null;
+}
+
+const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+export function checkColumnName(name: string): string {
+  if (!IDENTIFIER.test(name) || name.length > 128) throw new TypeError(`"${name}" is not a valid column name (letters, digits, _)`);
+  return name;
+}
+
+/** Strips string literals and quoted identifiers, so checks see only SQL structure. */
+function structureOf(expression: string): string {
+  return expression.replace(/'(?:[^'\\]|\\.)*'/g, "''").replace(/`(?:[^`\\]|\\.)*`/g, "``");
+}
+
+/** An author's expression: any ClickHouse SQL that stays one expression. */
+export function checkExpression(expression: string): Sql {
+  const structure = structureOf(expression);
+  if (expression.trim() === "") throw new TypeError("an expression may not be empty");
+  if (/;|--|\/\*/.test(structure)) throw new TypeError(`expression "${expression}" may not contain ';' or comments`);
+  let depth = 0;
+  for (const ch of structure) {
+    depth += ch === "(" ? 1 : ch === ")" ? -1 : 0;
+    if (depth < 0) throw new TypeError(`expression "${expression}" closes a parenthesis it did not open`);
+  }
+  if (depth !== 0) throw new TypeError(`expression "${expression}" leaves a parenthesis open`);
+  return raw(expression);
+}
+
+/** Input columns an expression mentions (identifiers outside string literals). */
+export function columnsUsed(expression: string, available: string[]): string[] {
+  const words = new Set(structureOf(expression).match(/[A-Za-z_][A-Za-z0-9_]*/g) ?? []);
+  for (const quoted of expression.match(/`([^`]+)`/g) ?? []) words.add(quoted.slice(1, -1));
+  return available.filter((c) => words.has(c));
+}
+
+const list = (items: Sql[]) => raw(items.map((i) => i.text).join(", "));
+const columnsOf = (names: string[]) => list(names.map((n) => ident(n)));
+const sameColumns = (names: string[], input = 0): ColumnLineage => Object.fromEntries(names.map((n) => [n, [[input, n]]]));
+
+export function filter(src: Source, condition: string): Derivation {
+  return { select: sql`SELECT * FROM ${src.ref} WHERE (${checkExpression(condition)})`, lineage: sameColumns(src.columns) };
+}
+
+export function project(src: Source, outputs: Record<string, string>): Derivation {
+  const entries = Object.entries(outputs);
+  if (entries.length === 0) throw new TypeError("select needs at least one column");
+  const parts = entries.map(([out, expr]) => sql`${checkExpression(expr)} AS ${ident(checkColumnName(out))}`);
+  const lineage: ColumnLineage = {};
+  for (const [out, expr] of entries) lineage[out] = columnsUsed(expr, src.columns).map((c) => [0, c]);
+  return { select: sql`SELECT ${list(parts)} FROM ${src.ref}`, lineage };
+}
+
+export function aggregate(src: Source, keys: string[], aggregates: Record<string, string>): Derivation {
+  keys.forEach(checkColumnName);
+  const missing = keys.filter((k) => !src.columns.includes(k));
+  if (missing.length) throw new TypeError(`group by: no column ${missing.join(", ")}`);
+  const entries = Object.entries(aggregates);
+  if (entries.length === 0) throw new TypeError("agg needs at least one aggregate, e.g. {total: \"sum(amount)\"}");
+  const parts = [...keys.map((k) => ident(k)), ...entries.map(([out, expr]) => sql`${checkExpression(expr)} AS ${ident(checkColumnName(out))}`)];
+  const lineage: ColumnLineage = sameColumns(keys);
+  for (const [out, expr] of entries) lineage[out] = columnsUsed(expr, src.columns).map((c) => [0, c]);
+  const groupBy = keys.length ? sql` GROUP BY ${columnsOf(keys)}` : raw("");
+  return { select: sql`SELECT ${list(parts)} FROM ${src.ref}${groupBy}`, lineage };
+}
+
+export type JoinKind = "inner" | "left" | "full";
+
+/**
+ * Joins on columns both sides share (USING). Right-side columns whose names clash with the left get
+ * `suffix`. Written with explicit subqueries and ALL strictness so ClickHouse 18.16 runs it too.
+ */
+export function join(left: Source, right: Source, on: string[], how: JoinKind, suffix = "_right"): Derivation {
+  if (on.length === 0) throw new TypeError("join needs at least one key column");
+  for (const key of on) {
+    checkColumnName(key);
+    if (!left.columns.includes(key) || !right.columns.includes(key)) throw new TypeError(`join key "${key}" must be a column of both objects`);
+  }
+  const kind = { inner: "INNER", left: "LEFT", full: "FULL OUTER" }[how];
+  if (!kind) throw new TypeError(`join how must be inner, left or full, got "${how}"`);
+  const rightOnly = right.columns.filter((c) => !on.includes(c));
+  const renamed = rightOnly.map((c) => [c, left.columns.includes(c) ? checkColumnName(c + suffix) : c] as const);
+  const rightSelect = list([...on.map((k) => ident(k)), ...renamed.map(([c, as]) => (c === as ? ident(c) : sql`${ident(c)} AS ${ident(as)}`))]);
+  const outputs = [...left.columns, ...renamed.map(([, as]) => as)];
+  const lineage: ColumnLineage = sameColumns(left.columns);
+  for (const key of on) lineage[key] = [[0, key], [1, key]];
+  for (const [c, as] of renamed) lineage[as] = [[1, c]];
+  return {
+    select: sql`SELECT ${columnsOf(outputs)} FROM (SELECT * FROM ${left.ref}) AS l ALL ${raw(kind)} JOIN (SELECT ${rightSelect} FROM ${right.ref}) AS r USING ${columnsOf(on)}`,
+    lineage,
+  };
+}
+
+export function union(sources: Source[]): Derivation {
+  const columns = sources[0]!.columns;
+  for (const [i, s] of sources.entries()) {
+    if (s.columns.length !== columns.length || s.columns.some((c) => !columns.includes(c))) {
+      throw new TypeError(`union: object ${i + 1} has columns (${s.columns.join(", ")}), expected (${columns.join(", ")})`);
+    }
+  }
+  const parts = sources.map((s) => sql`SELECT ${columnsOf(columns)} FROM ${s.ref}`.text);
+  const lineage: ColumnLineage = Object.fromEntries(columns.map((c) => [c, sources.map((_, i) => [i, c] as [number, string])]));
+  return { select: raw(parts.join(" UNION ALL ")), lineage };
+}
+
+/** `keys` like "amount DESC" or "region": a column with an optional direction. */
+export function sortKeys(src: Source, keys: string[]): string {
+  if (keys.length === 0) throw new TypeError("sort needs at least one column");
+  return keys
+    .map((key) => {
+      const match = /^\s*([A-Za-z_][A-Za-z0-9_]*)\s*(ASC|DESC)?\s*$/i.exec(key);
+      if (!match || !src.columns.includes(match[1]!)) throw new TypeError(`sort key "${key}" must be a column, optionally followed by ASC or DESC`);
+      return `${ident(match[1]!).text} ${(match[2] ?? "ASC").toUpperCase()}`;
+    })
+    .join(", ");
+}
+
+export function sort(src: Source, keys: string[]): Derivation {
+  const order = sortKeys(src, keys);
+  return { select: sql`SELECT * FROM ${src.ref} ORDER BY ${raw(order)}`, lineage: sameColumns(src.columns), sortSql: order };
+}
+
+export function limit(src: Source, n: number, sortSql: string | null): Derivation {
+  if (!Number.isInteger(n) || n < 0) throw new TypeError(`limit must be a non-negative integer, got ${n}`);
+  const order = sortSql ? raw(` ORDER BY ${sortSql}`) : raw("");
+  return { select: sql`SELECT * FROM ${src.ref}${order} LIMIT ${n}`, lineage: sameColumns(src.columns), sortSql };
+}
+
+export function distinct(src: Source, columns: string[]): Derivation {
+  const chosen = columns.length ? columns.map(checkColumnName) : src.columns;
+  const missing = chosen.filter((c) => !src.columns.includes(c));
+  if (missing.length) throw new TypeError(`distinct: no column ${missing.join(", ")}`);
+  return { select: sql`SELECT DISTINCT ${columnsOf(chosen)} FROM ${src.ref}`, lineage: sameColumns(chosen) };
+}

@@ -1,0 +1,196 @@
+// New objects from files and URLs: CSV, TSV, JSON lines (both engines) and Parquet (chDB, whose
+// ClickHouse reads Parquet itself). Types are inferred from a sample of the rows and can be
+// overridden; the bytes themselves go to ClickHouse as they are, in their own format.
+
+import { createReadStream, existsSync, statSync } from "node:fs";
+import { open } from "node:fs/promises";
+import { extname, resolve } from "node:path";
+import { createInterface } from "node:readline";
+import { Readable } from "node:stream";
+import { invalid } from "../core/errors.js";
+import type { RawFormat } from "../data/client.js";
+import { checkColumnName } from "../data/derive.js";
+import { raw, sql } from "../data/sql.js";
+import { type Features, inferType, normalizeType } from "../data/types.js";
+import { type CreateOptions, type DataScope, type ObjectRecord, createFromColumns, derive } from "./objects.js";
+
+export type FileFormat = "csv" | "tsv" | "jsonl" | "parquet";
+
+export interface FileOptions extends CreateOptions {
+  /** Default: from the extension (.csv, .tsv, .jsonl/.ndjson, .parquet). */
+  format?: FileFormat;
+}
+
+const RAW_FORMATS: Record<"csv" | "tsv", RawFormat> = {
+  csv: "CSVWithNames",
+  tsv: "TabSeparatedWithNames",
+};
+
+const JSON_BATCH = 50_000;
+
+/** JSON lines go in as parsed rows, in batches: the client streams only objects for JSONEachRow. */
+async function insertJsonLines(ds: DataScope, table: string, input: Readable): Promise<void> {
+  let batch: Record<string, unknown>[] = [];
+  let line = 0;
+  for await (const text of createInterface({ input, crlfDelay: Infinity })) {
+    line += 1;
+    if (text.trim() === "") continue;
+    try {
+      batch.push(JSON.parse(text) as Record<string, unknown>);
+    } catch {
+      throw new Error(`line ${line} is not JSON`);
+    }
+    if (batch.length >= JSON_BATCH) {
+      await ds.columns.insertRows(table, batch);
+      batch = [];
+    }
+  }
+  await ds.columns.insertRows(table, batch);
+}
+
+const SAMPLE_BYTES = 256 * 1024;
+
+function formatOf(source: string, given?: FileFormat): FileFormat {
+  if (given) {
+    if (!["csv", "tsv", "jsonl", "parquet"].includes(given)) throw invalid(`format must be csv, tsv, jsonl or parquet, got "${given}"`);
+    return given;
+  }
+  const ext = extname(new URL(source, "file:///").pathname).toLowerCase();
+  const byExt: Record<string, FileFormat> = { ".csv": "csv", ".tsv": "tsv", ".jsonl": "jsonl", ".ndjson": "jsonl", ".parquet": "parquet" };
+  const format = byExt[ext];
+  if (!format) throw invalid(`cannot tell the format of "${source}" from its extension; pass format: csv, tsv, jsonl or parquet`);
+  return format;
+}
+
+const isUrl = (source: string) => /^https?:\/\//i.test(source);
+
+/** A new object from a CSV/TSV/JSONL/Parquet file path or http(s) URL. */
+export async function createFromFile(ds: DataScope, source: string, options: FileOptions = {}): Promise<ObjectRecord> {
+  const format = formatOf(source, options.format);
+  const features = await ds.columns.features();
+  let bytes: Buffer | null = null;
+  let path: string | null = null;
+  if (isUrl(source)) {
+    const response = await fetch(source).catch((error: Error) => {
+      throw invalid(`could not download ${source}: ${error.message}`);
+    });
+    if (!response.ok) throw invalid(`could not download ${source}: HTTP ${response.status}`);
+    bytes = Buffer.from(await response.arrayBuffer());
+  } else {
+    path = resolve(source);
+    if (!existsSync(path) || !statSync(path).isFile()) throw invalid(`file "${source}" does not exist`);
+  }
+
+  if (format === "parquet") return createFromParquet(ds, path, options);
+
+  const sample = bytes ? bytes.subarray(0, SAMPLE_BYTES).toString("utf8") : await readHead(path!);
+  const { names, columns } = format === "jsonl" ? sampleJsonLines(sample) : sampleDelimited(sample, format === "csv" ? "," : "\t");
+  names.forEach(checkColumnName);
+  const types = Object.fromEntries(
+    names.map((n, i) => [n, options.types?.[n] ? normalizeType(options.types[n]!, features) : inferText(columns[i]!, features, format)]),
+  );
+  // An empty object with the file's schema, then its bytes appended in their own format.
+  const record = await createFromColumns(ds, Object.fromEntries(names.map((n) => [n, []])), { ...options, types });
+  try {
+    if (format === "jsonl") await insertJsonLines(ds, record.table, bytes ? Readable.from([bytes]) : createReadStream(path!));
+    else await ds.columns.insertRaw(record.table, bytes ? Readable.from([bytes]) : createReadStream(path!), RAW_FORMATS[format]);
+  } catch (error) {
+    throw invalid(`"${source}" could not be loaded as ${format}: ${(error as Error).message.split("\n")[0]}`);
+  }
+  return record;
+}
+
+async function createFromParquet(ds: DataScope, path: string | null, options: FileOptions): Promise<ObjectRecord> {
+  if (ds.columns.engine !== "chdb" || path === null) {
+    throw invalid("Parquet is read by the embedded engine from a local file; convert it to CSV or JSON lines for a ClickHouse server or a URL");
+  }
+  const select = sql`SELECT * FROM file(${path}, ${raw("Parquet")})`;
+  return derive(ds, "load_parquet", [], { select, lineage: {} }, options);
+}
+
+async function readHead(path: string): Promise<string> {
+  const handle = await open(path, "r");
+  try {
+    const buffer = Buffer.alloc(SAMPLE_BYTES);
+    const { bytesRead } = await handle.read(buffer, 0, SAMPLE_BYTES, 0);
+    return buffer.subarray(0, bytesRead).toString("utf8");
+  } finally {
+    await handle.close();
+  }
+}
+
+/** Header and sampled values of a CSV/TSV head (the last, possibly cut, line is ignored). */
+function sampleDelimited(text: string, delimiter: string): { names: string[]; columns: string[][] } {
+  const records = parseDelimited(text, delimiter);
+  if (text.length >= SAMPLE_BYTES && records.length > 1) records.pop();
+  const [header, ...rows] = records;
+  if (!header || header.length === 0 || header.every((h) => h === "")) throw invalid("the file has no header row");
+  const names = header.map((h) => h.trim());
+  return { names, columns: names.map((_, i) => rows.map((r) => r[i] ?? "")) };
+}
+
+/** RFC 4180 fields: quotes, doubled quotes, delimiters and newlines inside quotes. */
+export function parseDelimited(text: string, delimiter: string): string[][] {
+  const records: string[][] = [];
+  let field = "";
+  let record: string[] = [];
+  let quoted = false;
+  const endField = () => {
+    record.push(field);
+    field = "";
+  };
+  const endRecord = () => {
+    endField();
+    records.push(record);
+    record = [];
+  };
+  for (let i = 0; i < text.length; i++) {
+    const ch = text[i]!;
+    if (quoted) {
+      if (ch === '"' && text[i + 1] === '"') {
+        field += '"';
+        i++;
+      } else if (ch === '"') quoted = false;
+      else field += ch;
+    } else if (ch === '"' && field === "") quoted = true;
+    else if (ch === delimiter) endField();
+    else if (ch === "\n" || ch === "\r") {
+      if (ch === "\r" && text[i + 1] === "\n") i++;
+      endRecord();
+    } else field += ch;
+  }
+  if (field !== "" || record.length > 0) endRecord();
+  return records.filter((r) => !(r.length === 1 && r[0] === ""));
+}
+
+function sampleJsonLines(text: string): { names: string[]; columns: string[][] } {
+  const lines = text.split("\n").filter((l) => l.trim() !== "");
+  if (text.length >= SAMPLE_BYTES && lines.length > 1) lines.pop();
+  const rows = lines.map((line, i) => {
+    try {
+      return JSON.parse(line) as Record<string, unknown>;
+    } catch {
+      throw invalid(`line ${i + 1} is not JSON`);
+    }
+  });
+  const names = [...new Set(rows.flatMap((r) => Object.keys(r)))];
+  return { names, columns: names.map((n) => rows.map((r) => r[n]) as never) };
+}
+
+/** The type for sampled text values (or parsed JSON values for JSON lines). */
+function inferText(values: unknown[], features: Features, format: FileFormat): string {
+  if (format === "jsonl") return inferType(values, features);
+  const texts = values as string[];
+  const present = texts.filter((v) => v !== "" && v !== "\\N");
+  // An empty field is an empty string in a text column (engines disagree on reading it as NULL);
+  // elsewhere, and wherever \N appears, the column is nullable.
+  const explicitNull = texts.some((v) => v === "\\N");
+  let base = "String";
+  if (present.length > 0 && present.every((v) => /^-?\d{1,18}$/.test(v))) base = "Int64";
+  else if (present.length > 0 && present.every((v) => /^-?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$/.test(v))) base = "Float64";
+  else if (present.length > 0 && present.every((v) => v === "true" || v === "false")) base = features.bool ? "Bool" : "String";
+  else if (present.length > 0 && present.every((v) => /^\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}$/.test(v))) base = "DateTime('UTC')";
+  const nullable = explicitNull || (base !== "String" && present.length < texts.length);
+  return nullable ? `Nullable(${base})` : base;
+}
+

@@ -1,0 +1,22 @@
+// Turns {"object": "<name>"} in task arguments back into DataObjects bound to the running task.
+
+import { DataObject } from "./data-object.js";
+import { type DataScope, findObjectRecord } from "./objects.js";
+
+const objectName = (value: unknown): string | null => {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return null;
+  const keys = Object.keys(value);
+  const name = (value as { object?: unknown }).object;
+  return keys.length === 1 && typeof name === "string" ? name : null;
+};
+
+export async function reviveObjects(value: unknown, scope: () => Promise<DataScope>): Promise<unknown> {
+  if (Array.isArray(value)) return Promise.all(value.map((v) => reviveObjects(v, scope)));
+  if (typeof value === "object" && value !== null) {
+    const name = objectName(value);
+    if (name !== null) return new DataObject(await findObjectRecord(await scope(), name));
+    const entries = await Promise.all(Object.entries(value).map(async ([k, v]) => [k, await reviveObjects(v, scope)] as const));
+    return Object.fromEntries(entries);
+  }
+  return value;
+}

@@ -1,0 +1,253 @@
+// The data plane on chDB and on a ClickHouse server (same file, both engines): every operation,
+// type inference and overrides, files, injection attempts, scope cleanup and lineage.
+
+import { writeFileSync } from "node:fs";
+import { createServer, type Server } from "node:http";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { EngineRuntime } from "../src/app/engine-runtime.js";
+import { DataObject, createObject, getObject, loadObject, queryObject } from "../src/engine/data-object.js";
+import type { DataScope } from "../src/engine/objects.js";
+import type { ObjectDetail } from "../src/models/objects.js";
+import { forEachBackend } from "./support/backends.js";
+import { runAndWait, withEngine } from "./support/engine.js";
+import { type Harness, startHarness } from "./support/harness.js";
+
+const DATA_JOBS = "test/fixtures/data-jobs.ts";
+
+forEachBackend("data plane", (backend) => {
+  let h: Harness;
+  let ds: DataScope;
+  let features: { bool: boolean; parquet: boolean };
+  let http: Server;
+  let httpUrl: string;
+  beforeAll(async () => {
+    h = await startHarness(backend);
+    ds = { db: h.service.db, columns: await h.service.columns(), ids: h.service.ids, clock: h.service.clock, jobId: null, taskId: null, attempt: null };
+    features = await ds.columns.features();
+    http = createServer((req, res) => {
+      if (req.url === "/data.jsonl") res.end('{"id":1,"tag":"a"}\n{"id":2,"tag":"b"}\n');
+      else {
+        res.statusCode = 404;
+        res.end();
+      }
+    });
+    await new Promise<void>((r) => http.listen(0, "127.0.0.1", r));
+    httpUrl = `http://127.0.0.1:${(http.address() as { port: number }).port}`;
+  });
+  afterAll(async () => {
+    http?.close();
+    await h?.close();
+  });
+
+  const detail = async (name: string) => (await h.http("GET", `/api/v0/objects/${name}`)).body as ObjectDetail;
+  const create = (data: Parameters<typeof createObject>[0], options: Parameters<typeof createObject>[1] = {}) => createObject(data, options, ds);
+
+  it("infers types from values and reports them as ColumnViews", async () => {
+    const when = new Date("2026-11-22T10:00:00Z");
+    const obj = await create(
+      { id: [1, 2], price: [1.5, 2], label: ["a", null], ok: [true, false], at: [when, when], tags: [["x"], []] },
+      { name: "typed_inferred" },
+    );
+    const view = await detail(obj.name);
+    const byName = Object.fromEntries(view.table_schema.columns.map((c) => [c.name, c]));
+    expect(byName.id).toEqual({ name: "id", type: "Int64", nullable: false, array_depth: 0, low_cardinality: false });
+    expect(byName.price!.type).toBe("Float64");
+    expect(byName.label).toMatchObject({ type: "String", nullable: true });
+    expect(byName.ok!.type).toBe(features.bool ? "Bool" : "UInt8");
+    expect(byName.at!.type).toMatch(/^DateTime/);
+    expect(byName.tags).toMatchObject({ type: "String", array_depth: 1 });
+    expect(view).toMatchObject({ scope: "global", persistent: true, row_count: 2, table: "p_typed_inferred" });
+    expect(view.table_schema.engine).toBe("MergeTree");
+    const rows = await obj.rows();
+    expect(rows[0]).toMatchObject({ id: 1, price: 1.5, label: "a", tags: ["x"] });
+    expect(rows[1]).toMatchObject({ id: 2, label: null, tags: [] });
+  });
+
+  it("takes type overrides, LowCardinality included", async () => {
+    const obj = await create(
+      { region: ["n", "s", "n"], qty: [1, null, 3] },
+      { name: "typed_override", types: { region: "LowCardinality(String)", qty: "Nullable(Int32)" }, orderBy: ["region"] },
+    );
+    const view = await detail(obj.name);
+    expect(view.table_schema.columns).toEqual([
+      { name: "region", type: "String", nullable: false, array_depth: 0, low_cardinality: true },
+      { name: "qty", type: "Int32", nullable: true, array_depth: 0, low_cardinality: false },
+    ]);
+    expect(view.table_schema.order_by).toBe("region");
+    await expect(create({ a: [1] }, { name: "bad_type", types: { a: "Int64) ENGINE = Log --" } })).rejects.toThrow(/unknown column type/);
+  });
+
+  it("creates from rows, derives with every operation, and reads back", async () => {
+    const sales = await create([
+      { region: "north", product: "a", amount: 10 },
+      { region: "south", product: "b", amount: 25 },
+      { region: "north", product: "b", amount: 5 },
+      { region: "east", product: "a", amount: 40 },
+    ]);
+    expect(sales.scope).toBe("temp");
+    expect(sales.name).toMatch(/^t_\d+$/);
+    const regions = await create({ region: ["north", "south", "west"], manager: ["ann", "bob", "cy"] });
+
+    expect(await (await sales.filter("amount >= 10")).count()).toBe(3);
+    const priced = await sales.select({ region: "region", with_tax: "amount * 1.2" });
+    expect((await priced.column("with_tax")).map(Number).sort((a, b) => a - b)).toEqual([6, 12, 30, 48]);
+    const totals = await (await sales.groupBy("region").agg({ total: "sum(amount)", n: "count()" })).sort("region");
+    expect(await totals.rows()).toEqual([
+      { region: "east", total: 40, n: 1 },
+      { region: "north", total: 15, n: 2 },
+      { region: "south", total: 25, n: 1 },
+    ]);
+    const inner = await (await sales.join(regions, { on: "region" })).sort("amount");
+    expect((await inner.rows()).map((r) => r.manager)).toEqual(["ann", "ann", "bob"]);
+    const left = await sales.join(regions, { on: "region", how: "left" });
+    expect(await left.count()).toBe(4);
+    expect((await left.rows()).find((r) => r.region === "east")!.manager).toBeNull();
+    const full = await sales.join(regions, { on: "region", how: "full" });
+    expect(await full.count()).toBe(5);
+    const both = await sales.union(sales);
+    expect(await both.count()).toBe(8);
+    const top2 = await (await sales.sort("amount DESC")).limit(2);
+    expect((await top2.rows()).map((r) => r.amount)).toEqual([40, 25]);
+    expect((await (await sales.distinct(["product"])).rows()).map((r) => r.product).sort()).toEqual(["a", "b"]);
+    expect(await sales.scalar("sum(amount)")).toBe(80);
+    expect(await sales.scalar("uniqExact(region)")).toBe(3);
+    expect(await sales.insert([{ region: "west", product: "c", amount: 1 }])).toBe(1);
+    expect(await sales.count()).toBe(5);
+    const batches: number[] = [];
+    for await (const batch of sales.stream(2)) batches.push(batch.length);
+    expect(batches).toEqual([2, 2, 1]);
+    const viaSql = await queryObject("SELECT region, max(amount) AS top FROM {s} GROUP BY region", { s: sales });
+    expect(await viaSql.count()).toBe(4);
+    expect((await getObject(sales.name, ds)).table).toBe(sales.table);
+  });
+
+  it("loads CSV, TSV, JSON lines from files and a URL", async () => {
+    const csv = await loadObject("examples/data/sales.csv", { name: "sales_csv" }, ds);
+    expect(await csv.count()).toBe(500);
+    const cols = Object.fromEntries((await csv.columns()).map((c) => [c.name, c.type]));
+    // A few rows have an empty region: an empty string, the same on every engine.
+    expect(cols).toMatchObject({ order_id: "Int64", quantity: "Int64", unit_price: "Float64", region: "String", date: "String" });
+    expect(await csv.scalar("countIf(region = '')")).toBe(3);
+    const dir = h.service.config.home;
+    writeFileSync(join(dir, "t.tsv"), "a\tb\n1\tx\n2\ty\n");
+    expect(await (await loadObject(join(dir, "t.tsv"), {}, ds)).count()).toBe(2);
+    writeFileSync(join(dir, "t.jsonl"), '{"n":1,"s":"q"}\n{"n":2,"s":"r\\"x"}\n');
+    const jsonl = await loadObject(join(dir, "t.jsonl"), {}, ds);
+    expect(await jsonl.rows()).toEqual([{ n: 1, s: "q" }, { n: 2, s: 'r"x' }]);
+    const fromUrl = await loadObject(`${httpUrl}/data.jsonl`, { types: { tag: "LowCardinality(String)" } }, ds);
+    expect(await fromUrl.count()).toBe(2);
+    await expect(loadObject("nope/missing.csv", {}, ds)).rejects.toThrow(/does not exist/);
+    await expect(loadObject(`${httpUrl}/missing.csv`, {}, ds)).rejects.toThrow(/HTTP 404/);
+  });
+
+  it("loads Parquet where the engine reads it", async () => {
+    if (ds.columns.engine !== "chdb") return;
+    const path = join(h.service.config.home, "t.parquet");
+    const { raw, sql } = await import("../src/data/sql.js");
+    await ds.columns.command(sql`INSERT INTO FUNCTION file(${path}, ${raw("Parquet")}) SELECT number AS n, toString(number) AS s FROM numbers(10)`);
+    const parquet = await loadObject(path, {}, ds);
+    expect(await parquet.count()).toBe(10);
+  });
+
+  it("stores hostile values as data and refuses hostile names", async () => {
+    const evil = ["'); DROP TABLE x; --", "back\\slash", "quote' \"double\"", "new\nline\ttab", "\u0000nul", "{sales}"];
+    const obj = await create({ v: evil }, { name: "evil_values" });
+    expect((await obj.column("v")).sort()).toEqual([...evil].sort());
+    await obj.insert([{ v: "'; SELECT 1; --" }]);
+    expect(await obj.count()).toBe(evil.length + 1);
+    await expect(create({ a: [1] }, { name: "x; DROP TABLE y" })).rejects.toThrow(/must match/);
+    await expect(create({ "a b": [1] })).rejects.toThrow(/not a valid column name/);
+    await expect(create({ "a`": [1] })).rejects.toThrow(/not a valid column name/);
+    await expect(obj.filter("1; DROP TABLE evil")).rejects.toThrow(/may not contain/);
+    await expect(obj.filter("1) OR (1")).rejects.toThrow(/parenthesis/);
+    await expect(obj.select({ "x y": "v" })).rejects.toThrow(/not a valid column name/);
+    await expect(obj.insert([{ nope: 1 }])).rejects.toThrow(/no column "nope"/);
+    expect((await h.http("GET", "/api/v0/objects/evil_values")).status).toBe(200);
+  });
+
+  it("refuses a taken name unless replacing", async () => {
+    await create({ a: [1] }, { name: "taken" });
+    await expect(create({ a: [2] }, { name: "taken" })).rejects.toThrow(/already exists/);
+    const replaced = await create({ a: [2, 3] }, { name: "taken", replace: true });
+    expect(await replaced.count()).toBe(2);
+  });
+
+  describe("in jobs", () => {
+    let engine: EngineRuntime;
+    beforeAll(async () => {
+      engine = await withEngine(h);
+    });
+    afterAll(() => engine?.stop());
+
+    it("passes objects between tasks and records the lineage of a three-step pipeline", async () => {
+      const job = await runAndWait(h, `${DATA_JOBS}:dataPipeline`);
+      expect(job.status, job.error ?? "").toBe("COMPLETED");
+      const read = job.tasks.find((t) => t.name === "read_back")!;
+      const result = ((await h.call("get_task", { id: read.id })) as { result_ref: { rows: unknown[]; count: number } }).result_ref;
+      expect(result.rows).toEqual([
+        { region: "south", total: 70, orders: 2 },
+        { region: "north", total: 42, orders: 2 },
+      ]);
+      const summarize = job.tasks.find((t) => t.name === "summarize")!;
+      expect(((await h.call("get_task", { id: summarize.id })) as { result_ref: unknown }).result_ref).toEqual({ object: "summary" });
+
+      const summary = await detail("summary");
+      expect(summary).toMatchObject({ scope: "job", table: `j_${job.id}_summary`, job_id: job.id, row_count: 2 });
+      expect(summary.lineage_summary.produced_by).toEqual({ job_id: job.id, task_id: summarize.id, operation: "group_by" });
+      expect(summary.lineage_summary.upstream).toHaveLength(1);
+      expect(summary.lineage_summary.columns.total).toEqual([{ object: summary.lineage_summary.upstream[0], column: "amount" }]);
+      expect(summary.lineage_summary.operations[0]!.sql).toMatch(/^CREATE TABLE .* AS SELECT `region`, sum\(amount\) AS `total`/);
+      // NONE: the temp objects are gone once the job ended; lineage still names them.
+      const temps = (await h.http("GET", `/api/v0/objects?scope=temp`)).body as { items: { job_id: string | null }[] };
+      expect(temps.items.filter((o) => o.job_id === job.id)).toEqual([]);
+    });
+
+    it("keeps temp objects of a FULL job, with the whole chain of lineage", async () => {
+      const started = (await h.call("run_job", { name: `${DATA_JOBS}:dataPipeline`, preservation_mode: "FULL" })) as { id: string };
+      const job = await (await import("./support/engine.js")).waitForJob(h, started.id);
+      expect(job.status).toBe("COMPLETED");
+      const temps = ((await h.http("GET", `/api/v0/objects?scope=temp&limit=500`)).body as { items: { name: string; job_id: string | null }[] }).items.filter(
+        (o) => o.job_id === job.id,
+      );
+      // make_sales's object, only_big's filter and select results, read_back's sort.
+      expect(temps).toHaveLength(4);
+      const selected = await detail(((await h.call("get_object", { name: "summary" })) as ObjectDetail).lineage_summary.upstream[0]!);
+      expect(selected.lineage_summary.produced_by!.operation).toBe("select");
+      expect(selected.lineage_summary.columns.doubled).toEqual([{ object: selected.lineage_summary.upstream[0], column: "amount" }]);
+      const filtered = await detail(selected.lineage_summary.upstream[0]!);
+      expect(filtered.lineage_summary.downstream).toEqual([selected.name]);
+      expect(filtered.lineage_summary.produced_by!.operation).toBe("filter");
+    });
+
+    it("hands a global object named in run_job's kwargs to the job as a DataObject", async () => {
+      await create({ x: [1, 2, 3, 4] }, { name: "for_counting" });
+      const job = await runAndWait(h, `${DATA_JOBS}:countRows`, { input: { object: "for_counting" } });
+      expect(job.status, job.error ?? "").toBe("COMPLETED");
+      expect(((await h.call("get_task", { id: job.tasks[0]!.id })) as { result_ref: unknown }).result_ref).toBe(4);
+    });
+  });
+
+  it("lists, gets, deletes and purges objects through REST, MCP and the CLI", async () => {
+    await create({ a: [1] }, { name: "obj_rest" });
+    await create({ a: [1] }, { name: "obj_cli" });
+    await create({ a: [1] }, { name: "obj_mcp" });
+    await create({ a: [1] }, { name: "purge_me_1" });
+    await create({ a: [1] }, { name: "purge_me_2" });
+    const listed = (await h.http("GET", "/api/v0/objects?prefix=obj_&scope=global")).body as { total: number };
+    expect(listed.total).toBe(3);
+    expect((await h.http("DELETE", "/api/v0/objects/obj_rest")).status).toBe(204);
+    expect((await h.http("DELETE", "/api/v0/objects/obj_rest")).status).toBe(404);
+    expect((await h.cli("data", "delete", "obj_cli")).code).toBe(0);
+    const mcp = await (await h.mcp()).callTool({ name: "delete_object", arguments: { name: "obj_mcp" } });
+    expect(mcp.isError).toBeFalsy();
+    const purge = await h.cli("data", "purge", "--prefix", "purge_me_", "--json");
+    expect(JSON.parse(purge.out).deleted.sort()).toEqual(["purge_me_1", "purge_me_2"]);
+    expect((await h.cli("data", "purge")).code).toBe(4);
+    const tables = await ds.columns.query<{ name: string }>(
+      (await import("../src/data/sql.js")).sql`SELECT name FROM system.tables WHERE database = ${ds.columns.database} AND name LIKE 'p_purge_me%'`,
+    );
+    expect(tables).toEqual([]);
+    expect(DataObject).toBeDefined();
+  });
+});
