@@ -79,3 +79,13 @@ export function toJsonValue(value: unknown, type: string): unknown {
   }
   return value;
 }
+
+/**
+ * A converter for one column, chosen once: plain numbers and strings pass through (the common case,
+ * and the hot loop of a large ingest), the rest go through toJsonValue.
+ */
+export function jsonConverter(type: string): (value: unknown) => unknown {
+  const plain = /^(Nullable\()?(Int\d+|UInt(16|32|64)|Float\d+|String|LowCardinality\(String\))\)?$/.test(type);
+  if (!plain) return (value) => toJsonValue(value, type);
+  return (value) => (value === undefined ? null : typeof value === "bigint" ? value.toString() : typeof value === "object" && value !== null ? toJsonValue(value, type) : value);
+}

@@ -8,7 +8,7 @@ import type { IdGenerator } from "../core/ids.js";
 import type { ColumnStore } from "../data/client.js";
 import { type Derivation, type Source, checkColumnName } from "../data/derive.js";
 import { type Sql, ident, raw, sql } from "../data/sql.js";
-import { inferType, normalizeType, toJsonValue } from "../data/types.js";
+import { inferType, jsonConverter, normalizeType, toJsonValue } from "../data/types.js";
 import type { Store } from "../store/db.js";
 import { deleteObjectRow, findObjectByTable, findObjectForJob, insertObject } from "../store/data-objects.js";
 import { recordOperation } from "../store/object-lineage.js";
@@ -168,18 +168,22 @@ export async function createFromColumns(ds: DataScope, data: Record<string, read
     await ds.columns.command(sql`DROP TABLE IF EXISTS ${qualified(ds, placed.table)}`).catch(() => undefined);
     throw invalid(`rows could not be stored: ${(error as Error).message}`);
   }
-  return register(ds, { placed, operation: "create", statement, inputs: [], lineage: {}, sortSql: null });
+  const record = await register(ds, { placed, operation: "create", statement, inputs: [], lineage: {}, sortSql: null });
+  rememberColumns(record.id, names.map((name, i) => ({ name, type: types[i]! })));
+  return record;
 }
 
 const INSERT_BATCH = 100_000;
 
 async function insertInBatches(ds: DataScope, table: string, names: string[], types: string[], data: Record<string, readonly unknown[]>, count: number) {
+  const converters = types.map(jsonConverter);
+  const arrays = names.map((n) => data[n]!);
   for (let start = 0; start < count; start += INSERT_BATCH) {
     const end = Math.min(count, start + INSERT_BATCH);
     const rows: Record<string, unknown>[] = new Array(end - start);
     for (let i = start; i < end; i++) {
       const row: Record<string, unknown> = {};
-      for (let c = 0; c < names.length; c++) row[names[c]!] = toJsonValue(data[names[c]!]![i], types[c]!);
+      for (let c = 0; c < names.length; c++) row[names[c]!] = converters[c]!(arrays[c]![i]);
       rows[i - start] = row;
     }
     await ds.columns.insertRows(table, rows);
@@ -222,13 +226,34 @@ export async function createFromQuery(ds: DataScope, query: string, objects: Rec
   return derive(ds, "query", inputs, { select: raw(text), lineage: {} }, placement);
 }
 
+type ColumnList = { name: string; type: string }[];
+
+/**
+ * Columns by object id. An object's columns never change (appends keep them; a replaced object gets
+ * a new id), and every round trip to the engine costs milliseconds, so each is described once.
+ */
+const columnCache = new Map<bigint, ColumnList>();
+const COLUMN_CACHE_SIZE = 10_000;
+
+function rememberColumns(id: bigint, columns: ColumnList): void {
+  if (columnCache.size >= COLUMN_CACHE_SIZE) columnCache.delete(columnCache.keys().next().value!);
+  columnCache.set(id, columns);
+}
+
 /** The columns of an object's table, in order. */
-export async function describeColumns(ds: DataScope, record: ObjectRecord): Promise<{ name: string; type: string }[]> {
-  const rows = await ds.columns.query<{ name: string; type: string }>(
-    sql`SELECT name, type FROM system.columns WHERE database = ${ds.columns.database} AND table = ${record.table}`,
-  );
+export async function describeColumns(ds: DataScope, record: ObjectRecord): Promise<ColumnList> {
+  const cached = columnCache.get(record.id);
+  if (cached) return cached;
+  let rows: ColumnList;
+  try {
+    rows = await ds.columns.query<{ name: string; type: string }>(sql`DESCRIBE TABLE ${qualified(ds, record.table)}`);
+  } catch {
+    rows = [];
+  }
   if (rows.length === 0) throw notFound(`the table of data object "${record.name}" is missing`);
-  return rows;
+  const columns = rows.map((r) => ({ name: r.name, type: r.type }));
+  rememberColumns(record.id, columns);
+  return columns;
 }
 
 export async function sourceOf(ds: DataScope, record: ObjectRecord): Promise<Source> {
@@ -286,6 +311,7 @@ export async function findObjectRecord(ds: Pick<DataScope, "db" | "jobId">, name
 
 /** Drops an object's table and its registry row; its operation log stays for lineage. */
 export async function dropObject(db: Store, columns: ColumnStore, row: DataObjectRow): Promise<boolean> {
+  columnCache.delete(row.id);
   await columns.command(sql`DROP TABLE IF EXISTS ${ident(columns.database)}.${ident(row.table_name)}`);
   return deleteObjectRow(db, row.id);
 }

@@ -19,15 +19,25 @@ export function renderTable(rows: Record<string, unknown>[], columns?: string[])
   return [line(header), ...cells.map(line)].join("\n");
 }
 
+const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
+const isTable = (v: unknown): v is Record<string, unknown>[] => Array.isArray(v) && v.length > 0 && isRecord(v[0]);
+
+/** Labelled fields; nested objects become dotted labels, lists of objects become tables below. */
 export function renderDetail(value: Record<string, unknown>): string {
-  const scalars = Object.entries(value).filter(([, v]) => !Array.isArray(v) || v.length === 0 || typeof v[0] !== "object");
-  const width = Math.max(...scalars.map(([k]) => k.length));
-  const lines = scalars.map(([k, v]) => `${(k + ":").padEnd(width + 2)}${typeof v === "object" && v !== null ? JSON.stringify(v) : v ?? "-"}`);
-  for (const [key, v] of Object.entries(value)) {
-    if (Array.isArray(v) && v.length > 0 && typeof v[0] === "object") {
-      lines.push("", `${key}:`, renderTable(v as Record<string, unknown>[]).replace(/^/gm, "  "));
+  const fields: [string, unknown][] = [];
+  const tables: [string, Record<string, unknown>[]][] = [];
+  const walk = (object: Record<string, unknown>, prefix: string) => {
+    for (const [key, v] of Object.entries(object)) {
+      const label = prefix + key;
+      if (isTable(v)) tables.push([label, v]);
+      else if (isRecord(v) && Object.keys(v).length > 0 && prefix.split(".").length < 3) walk(v, label + ".");
+      else fields.push([label, v]);
     }
-  }
+  };
+  walk(value, "");
+  const width = Math.max(...fields.map(([k]) => k.length));
+  const lines = fields.map(([k, v]) => `${(k + ":").padEnd(width + 2)}${typeof v === "object" && v !== null ? JSON.stringify(v) : v ?? "-"}`);
+  for (const [label, rows] of tables) lines.push("", `${label}:`, renderTable(rows).replace(/^/gm, "  "));
   return lines.join("\n");
 }
 
