@@ -220,6 +220,27 @@ forEachBackend("data plane", (backend) => {
       expect(filtered.lineage_summary.produced_by!.operation).toBe("filter");
     });
 
+    it("drops a job's objects with the job at retention, and keeps global ones", async () => {
+      const job = await runAndWait(h, `${DATA_JOBS}:dataPipeline`);
+      const summary = `j_${job.id}_summary`;
+      expect((await h.http("GET", `/api/v0/objects/${summary}`)).status).toBe(200);
+      await create({ keep: [1] }, { name: "kept_forever" });
+      const { applyRetention } = await import("../src/engine/background.js");
+      const { dropObjectsOfJobs } = await import("../src/engine/cleanup.js");
+      const { ManualClock } = await import("../src/core/clock.js");
+      const { silentLogger } = await import("../src/core/log.js");
+      await applyRetention({
+        db: h.service.db,
+        ids: h.service.ids,
+        clock: new ManualClock(Date.now() + (h.service.config.jobTtlDays + 1) * 86_400_000),
+        config: h.service.config,
+        log: silentLogger,
+        onJobsDeleted: (ids) => dropObjectsOfJobs(h.service.db, h.service.columns, ids),
+      });
+      expect((await h.http("GET", `/api/v0/objects/${summary}`)).status).toBe(404);
+      expect((await h.http("GET", "/api/v0/objects/kept_forever")).status).toBe(200);
+    });
+
     it("hands a global object named in run_job's kwargs to the job as a DataObject", async () => {
       await create({ x: [1, 2, 3, 4] }, { name: "for_counting" });
       const job = await runAndWait(h, `${DATA_JOBS}:countRows`, { input: { object: "for_counting" } });

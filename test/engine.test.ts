@@ -250,3 +250,29 @@ describe("entrypoint and kwargs validation", () => {
     expect(registered.name).toBe("pipeline");
   });
 });
+
+forEachBackend("two workers on one store", (backend) => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await startHarness(backend);
+  });
+  afterAll(() => h?.close());
+
+  it("run every task exactly once", async () => {
+    const engines = [await withEngine(h, 3), await withEngine(h, 3)];
+    try {
+      const job = await runAndWait(h, entry("fanOutSlow"), { n: 60, ms: 30 });
+      expect(job.status).toBe("COMPLETED");
+      const paused = job.tasks.filter((t) => t.name === "pause");
+      expect(paused).toHaveLength(60);
+      // Claimed once, run once: no task needed a second attempt, and both workers took a share.
+      expect(paused.every((t) => t.attempt === 1)).toBe(true);
+      const details = await Promise.all(paused.map((t) => h.call("get_task", { id: t.id }) as Promise<TaskDetail>));
+      const byWorker = new Set(details.map((d) => d.worker_id));
+      expect(byWorker.size).toBe(2);
+      expect(await resultOf(h, job, "sum")).toBe((60 * 61) / 2);
+    } finally {
+      await Promise.all(engines.map((e) => e.stop()));
+    }
+  });
+});
