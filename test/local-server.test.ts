@@ -2,7 +2,7 @@
 // WARNING, server.json, and CLI commands that need chDB reaching it over loopback.
 
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -111,6 +111,24 @@ describe("local start", () => {
     server.kill("SIGTERM");
     expect(await exited).toBe(0);
     expect(existsSync(join(home, "server.json"))).toBe(false);
+  });
+
+  it("runs a job file from any folder that imports \"jobhouse\" with nothing installed there", () => {
+    const folder = mkdtempSync(join(tmpdir(), "jobhouse-elsewhere-"));
+    writeFileSync(
+      join(folder, "greet.ts"),
+      'import { job, task } from "jobhouse";\n' +
+        'export const shout = task("shout", async ({ text }: { text: string }) => text.toUpperCase());\n' +
+        'export const greet = job("greet", async ({ who }: { who: string }) => shout({ text: `hello ${who}` }));\n',
+    );
+    // No server is running now: --wait runs the job in the CLI process, resolving "jobhouse" itself.
+    const run = spawnSync(process.execPath, [BIN, "run-job", `${folder}/greet.ts:greet`, "--kwargs", '{"who":"there"}', "--wait"], {
+      env,
+      cwd: folder,
+      encoding: "utf8",
+    });
+    expect(run.status, run.stderr).toBe(0);
+    expect(run.stdout).toContain('result: "HELLO THERE"');
   });
 
   it("refuses a mix of backends in one line naming both variables", () => {
