@@ -4,14 +4,15 @@ import { toIso } from "../core/clock.js";
 import type { JobView, RegisteredJobView } from "../models/jobs.js";
 import type { TaskDetail, TaskView } from "../models/tasks.js";
 import type { WorkerView } from "../models/workers.js";
-import type { JobRow, RegisteredJobRow, TaskRow, WorkerRow } from "../store/schema.js";
+import type { JobSummaryRow } from "../store/jobs.js";
+import type { RegisteredJobRow, TaskRow, WorkerRow } from "../store/schema.js";
 
 const idOrNull = (id: bigint | null): string | null => (id === null ? null : id.toString());
 const iso = (ms: bigint | number): string => toIso(ms)!;
 
 export const parseJson = <T>(text: string | null, fallback: T): T => (text === null ? fallback : (JSON.parse(text) as T));
 
-export function toJobView(row: JobRow, counts: { total: number; completed: number }): JobView {
+export function toJobView(row: JobSummaryRow, counts: { total: number; completed: number }): JobView {
   return {
     id: row.id.toString(),
     name: row.name,

@@ -12,7 +12,10 @@ export interface JobListQuery {
   cursor?: string;
 }
 
-export type JobWithCounts = JobRow & { counts: { total: number; completed: number } };
+/** The columns a job list shows: kwargs and results can be large and are left to get_job. */
+export const JOB_SUMMARY_COLUMNS = ["id", "name", "status", "run_type", "preservation_mode", "error", "created_at", "started_at", "completed_at"] as const;
+export type JobSummaryRow = Pick<JobRow, (typeof JOB_SUMMARY_COLUMNS)[number]>;
+export type JobWithCounts = JobSummaryRow & { counts: { total: number; completed: number } };
 
 const NON_TERMINAL = ["PENDING", "RUNNING"];
 
@@ -58,7 +61,7 @@ export async function listJobs(db: Store, q: JobListQuery): Promise<{ rows: JobW
   if (q.sinceMs !== undefined) filtered = filtered.where("created_at", ">=", BigInt(q.sinceMs));
 
   // Snowflake ids grow with time, so id order is creation order and a unique sort key.
-  let page = filtered.selectAll("jobs").orderBy("id", "desc").limit(q.limit + 1);
+  let page = filtered.select(JOB_SUMMARY_COLUMNS).orderBy("id", "desc").limit(q.limit + 1);
   if (q.cursor) page = page.where("id", "<", decodeIdCursor(q.cursor));
 
   const [rows, total] = await Promise.all([page.execute(), filtered.select((e) => e.fn.countAll().as("count")).executeTakeFirst()]);
