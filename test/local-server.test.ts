@@ -95,6 +95,27 @@ describe("local start", () => {
     await fetch(`${url}/api/v0/jobs/${started.id}/cancel`, { method: "POST" });
   });
 
+  it("takes writes from several CLI processes at once while its worker writes too", async () => {
+    const runOne = () =>
+      new Promise<{ code: number | null; out: string }>((resolve) => {
+        const child = spawn(process.execPath, [BIN, "run-job", "test/fixtures/jobs.ts:pipeline", "--kwargs", '{"n":3}', "--json"], { env });
+        let out = "";
+        child.stdout.on("data", (chunk) => (out += chunk));
+        child.on("exit", (code) => resolve({ code, out }));
+      });
+    const runs = await Promise.all([runOne(), runOne(), runOne(), runOne()]);
+    expect(runs.map((r) => r.code)).toEqual([0, 0, 0, 0]);
+    for (const { out } of runs) {
+      const id = (JSON.parse(out) as { id: string }).id;
+      let status = "PENDING";
+      for (let i = 0; i < 300 && (status === "PENDING" || status === "RUNNING"); i++) {
+        await new Promise((r) => setTimeout(r, 50));
+        status = ((await (await fetch(`${url}/api/v0/jobs/${id}`)).json()) as { status: string }).status;
+      }
+      expect(status).toBe("COMPLETED");
+    }
+  });
+
   it("refuses a second server on the same home", () => {
     const second = cli("local", "start", "--port", "0");
     expect(second.status).toBe(10);
