@@ -65,6 +65,19 @@ forEachBackend("background loop", (backend) => {
     }
   });
 
+  it("heartbeats well inside a short SERVICE_WORKER_TIMEOUT", async () => {
+    const quick = await startHarness(backend, { SERVICE_WORKER_TIMEOUT: "1" });
+    const engine = await withEngine(quick);
+    try {
+      await new Promise((r) => setTimeout(r, 1600));
+      const quickDeps: BackgroundDeps = { db: quick.service.db, ids: quick.service.ids, clock: { now: () => Date.now() }, config: quick.service.config, log: silentLogger };
+      expect(await reapLostWorkers(quickDeps)).toBe(0);
+    } finally {
+      await engine.stop();
+      await quick.close();
+    }
+  });
+
   it("fires a schedule once per due time, collapses missed runs, and is safe with two loops", async () => {
     const t0 = Date.UTC(2026, 10, 22, 10, 0, 0);
     const clock = new ManualClock(t0);

@@ -262,6 +262,9 @@ forEachBackend("data plane", (backend) => {
     expect((await h.cli("data", "delete", "obj_cli")).code).toBe(0);
     const mcp = await (await h.mcp()).callTool({ name: "delete_object", arguments: { name: "obj_mcp" } });
     expect(mcp.isError).toBeFalsy();
+    await create({ a: [1] }, { name: "purge_me_3" });
+    const capped = (await h.http("POST", "/api/v0/objects:purge", { prefix: "purge_me_", limit: 1 })).body as { deleted: string[] };
+    expect(capped.deleted).toEqual(["purge_me_3"]);
     const purge = await h.cli("data", "purge", "--prefix", "purge_me_", "--json");
     expect(JSON.parse(purge.out).deleted.sort()).toEqual(["purge_me_1", "purge_me_2"]);
     expect((await h.cli("data", "purge")).code).toBe(4);

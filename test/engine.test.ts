@@ -42,7 +42,7 @@ forEachBackend("engine", (backend) => {
     const job = await runAndWait(h, entry("diamond"));
     expect(job.status).toBe("COMPLETED");
     const details = await Promise.all(byName(job, "record").map((t) => task(h, t.id)));
-    const find = (label: string) => details.find((d) => d.kwargs.label === label)!;
+    const find = (label: string) => details.find((d) => (d.kwargs as { label?: string }).label === label)!;
     const time = (iso: string | null) => Date.parse(iso!);
     for (const side of ["left", "right"]) expect(time(find(side).started_at)).toBeGreaterThanOrEqual(time(find("top").completed_at));
     expect(time(find("bottom").started_at)).toBeGreaterThanOrEqual(Math.max(time(find("left").completed_at), time(find("right").completed_at)));
@@ -87,7 +87,7 @@ forEachBackend("engine", (backend) => {
     expect(job.status).toBe("FAILED");
     expect(job.error).toMatch(/^task boom \(\d+\) failed: the answer was not 42$/);
     const details = await Promise.all(job.tasks.map((t) => task(h, t.id)));
-    const label = (l: string) => details.find((d) => d.kwargs.label === l)!;
+    const label = (l: string) => details.find((d) => (d.kwargs as { label?: string }).label === l)!;
     expect(details.find((d) => d.name === "boom")!.status).toBe("FAILED");
     expect(label("after-bad").status).toBe("SKIPPED");
     expect(label("later").status).toBe("SKIPPED");
@@ -155,6 +155,29 @@ forEachBackend("engine", (backend) => {
     const gone = (await h.http("GET", `/api/v0/tasks/${chatty.id}/logs`)).body as TaskLogsView;
     expect(gone).toMatchObject({ available: false, content: "" });
     expect(existsSync(chatty.log_path!)).toBe(false);
+  });
+
+  it("passes map items as they are when no argument name is given", async () => {
+    const job = await runAndWait(h, entry("mapPrimitives"));
+    expect(job.status).toBe("COMPLETED");
+    const echoes = await Promise.all(job.tasks.filter((t) => t.name === "echo").map((t) => task(h, t.id)));
+    expect(echoes.map((e) => e.kwargs)).toEqual([1, "two", [3]]);
+    expect(echoes.map((e) => e.result_ref)).toEqual([1, "two", [3]]);
+  });
+
+  it("reads the log of the attempt asked for while a retry waits", async () => {
+    const started = (await h.call("run_job", { name: entry("slowRetryJob") })) as { id: string };
+    const waiting = await waitFor("the first attempt to fail", async () => {
+      const job = (await h.call("get_job", { ref: started.id })) as JobDetail;
+      const t = job.tasks.find((x) => x.name === "slow_retry");
+      return t && t.attempt === 2 && t.status === "PENDING" ? t : null;
+    });
+    const latest = (await h.http("GET", `/api/v0/tasks/${waiting.id}/logs`)).body as TaskLogsView;
+    expect(latest).toMatchObject({ attempt: 1, available: true });
+    expect(latest.content).toContain("attempt 1 fails");
+    const second = (await h.http("GET", `/api/v0/tasks/${waiting.id}/logs?attempt=2`)).body as TaskLogsView;
+    expect(second).toMatchObject({ attempt: 2, available: false, content: "" });
+    await h.call("cancel_job", { ref: started.id });
   });
 
   it("job_stats reports real numbers", async () => {

@@ -2,7 +2,7 @@
 // WARNING, server.json, and CLI commands that need chDB reaching it over loopback.
 
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -44,7 +44,7 @@ describe("local start", () => {
     expect(stderr).toContain(`listening on ${url}`);
     expect(stderr.match(/WARNING .*open/g)).toHaveLength(1);
     expect(existsSync(join(home, "local.db"))).toBe(true);
-    expect(JSON.parse(readFileSync(join(home, "server.json"), "utf8"))).toEqual({ url, pid: server.pid });
+    expect(JSON.parse(readFileSync(join(home, "server.json"), "utf8"))).toEqual({ url, pid: server.pid, secret: expect.stringMatching(/^[\w-]{32}$/) });
     const health = await (await fetch(`${url}/health`)).json();
     expect(health).toMatchObject({ status: "ok", mode: "local" });
   });
@@ -116,6 +116,12 @@ describe("local start", () => {
     }
   });
 
+  it("setup with the server running has nothing to do", () => {
+    const setup = cli("setup");
+    expect(setup.status, setup.stderr).toBe(0);
+    expect(setup.stdout).toMatch(/local server is running at .* it set up/);
+  });
+
   it("refuses a second server on the same home", () => {
     const second = cli("local", "start", "--port", "0");
     expect(second.status).toBe(10);
@@ -160,5 +166,32 @@ describe("local start", () => {
     expect(mixed.status).toBe(2);
     expect(mixed.stderr.trim().split("\n")).toHaveLength(1);
     expect(mixed.stderr).toMatch(/SERVICE_SQL_URL=postgres:\/\/localhost\/x and SERVICE_CH_URL=\(unset\)/);
+  });
+});
+
+describe("local start with a token", () => {
+  const home = mkdtempSync(join(tmpdir(), "jobhouse-token-"));
+  const serverEnv = { ...process.env, SERVICE_HOME: home, SERVICE_API_TOKEN: "server-only-token", SERVICE_SQL_URL: "", SERVICE_CH_URL: "" };
+  let server: ChildProcess;
+  let url = "";
+  beforeAll(async () => {
+    const port = await freePort();
+    url = `http://127.0.0.1:${port}`;
+    let stderr = "";
+    server = spawn(process.execPath, [BIN, "local", "start", "--port", String(port)], { env: serverEnv, stdio: ["ignore", "pipe", "pipe"] });
+    server.stderr!.on("data", (chunk) => (stderr += chunk));
+    for (let i = 0; i < 300 && !stderr.includes("listening on"); i++) await new Promise((r) => setTimeout(r, 100));
+  });
+  afterAll(() => {
+    if (server.exitCode === null) server.kill("SIGTERM");
+  });
+
+  it("asks HTTP clients for the token but lets its own CLI in without one", async () => {
+    expect((await fetch(`${url}/api/v0/objects`)).status).toBe(401);
+    const cliEnv = { ...serverEnv, SERVICE_API_TOKEN: "" };
+    const data = spawnSync(process.execPath, [BIN, "data", "list", "--json"], { env: cliEnv, encoding: "utf8" });
+    expect(data.status, data.stderr).toBe(0);
+    expect(JSON.parse(data.stdout)).toMatchObject({ total: 0 });
+    expect(statSync(join(home, "server.json")).mode & 0o077).toBe(0);
   });
 });

@@ -4,6 +4,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { forEachBackend } from "./support/backends.js";
 import { type Harness, type HttpResult, startHarness } from "./support/harness.js";
 
+/** JSON text of an array nested `levels` deep, [[[…]]] (built as text: JSON.stringify itself overflows). */
+const deep = (levels: number): string => "[".repeat(levels) + "]".repeat(levels);
+
 function expectProblem(result: HttpResult, status: number, code: string) {
   expect(result.status, result.text).toBe(status);
   expect(result.headers.get("content-type")).toMatch(/^application\/problem\+json/);
@@ -74,6 +77,17 @@ forEachBackend("Problems", (backend) => {
       ["unknown status enum", "GET", "/api/v0/jobs?status=DONE"],
       ["lowercase status enum", "GET", "/api/v0/jobs?status=pending"],
       ["malformed cursor", "GET", "/api/v0/jobs?cursor=%%%"],
+      ["cursor beyond 64 bits", "GET", "/api/v0/jobs?cursor=OTk5OTk5OTk5OTk5OTk5OTk5OQ"],
+      ["worker cursor beyond 64 bits", "GET", "/api/v0/workers?cursor=OTk5OTk5OTk5OTk5OTk5OTk5OQ"],
+      ["object cursor beyond 64 bits", "GET", "/api/v0/objects?cursor=OTk5OTk5OTk5OTk5OTk5OTk5OQ"],
+      ["impossible calendar date", "GET", "/api/v0/jobs?since=2026-02-30T00:00:00Z"],
+      ["object name that cannot exist", "GET", "/api/v0/objects/bad-name"],
+      ["delete of a name that cannot exist", "DELETE", "/api/v0/objects/x;y"],
+      ["kwargs nested 5000 deep", "POST", "/api/v0/jobs:run", `{"name":"known","kwargs":{"x":${deep(5000)}}}`],
+      ["kwargs nested 65 deep", "POST", "/api/v0/jobs:run", `{"name":"known","kwargs":{"x":${deep(65)}}}`],
+      ["defaults nested 5000 deep", "POST", "/api/v0/registered-jobs", `{"entrypoint":"test/fixtures/jobs.ts:hello","name":"deep","defaults":{"x":${deep(5000)}}}`],
+      ["a schedule that never fires", "POST", "/api/v0/registered-jobs", { entrypoint: "test/fixtures/jobs.ts:hello", name: "never", schedule: "0 0 30 2 *" }],
+      ["an all-digit registered name", "POST", "/api/v0/registered-jobs", { entrypoint: "test/fixtures/jobs.ts:hello", name: "123" }],
       ["cursor of garbage", "GET", "/api/v0/jobs?cursor=bm90LWFuLWlk"],
       ["bad since", "GET", "/api/v0/jobs?since=yesterday"],
       ["unknown query field", "GET", "/api/v0/jobs?colour=red"],
@@ -115,6 +129,10 @@ forEachBackend("Problems", (backend) => {
       if (backend.name === "local") expectProblem(result, 422, "invalid");
       else expect(result.status).toBe(202);
     });
+  });
+
+  it("accepts kwargs nested as deep as the limit allows", async () => {
+    expect((await h.http("POST", "/api/v0/jobs:run", `{"name":"known","kwargs":{"x":${deep(62)}}}`)).status).toBe(201);
   });
 
   it("an oversized body is 413, not a 500", async () => {

@@ -9,6 +9,7 @@ import { EXIT_JOB_NOT_COMPLETED, JobNotCompleted, addOperationCommands, type Cal
 import { openService, type OpenedService } from "./context.js";
 import { startEngine } from "./engine-runtime.js";
 import { callOverHttp } from "./http-caller.js";
+import { LOCAL_SECRET_HEADER } from "../surfaces/rest/auth.js";
 import { DEFAULT_PORT, runLocalServer, runWithReload } from "./local-start.js";
 import { readLiveServer } from "./server-file.js";
 import { migrateToLatest } from "../store/migrate.js";
@@ -50,8 +51,13 @@ export async function runCli(argv: string[], options: CliOptions = {}): Promise<
     const cfg = getConfig();
     if (op.usesColumnStore && cfg.mode === "local") {
       const server = readLiveServer(cfg.home);
-      if (server && op.http) return callOverHttp(server.url, op, input);
-      if (server) throw unavailable(`the local server at ${server.url} holds the column store; it ran "${op.name}" when it started`);
+      if (server && op.http) {
+        const credential = server.secret ? { header: LOCAL_SECRET_HEADER, secret: server.secret } : undefined;
+        return callOverHttp(server.url, op, input, credential);
+      }
+      // Only setup reaches here (every other column-store operation has an HTTP address), and the
+      // running server already set this home up when it started.
+      if (server) throw new NothingToDo(`A local server is running at ${server.url}; it set up ${cfg.home} when it started.`);
     }
     const svc = await getService();
     return invoke(op, input, { ...svc, principal: SYNTHETIC_ADMIN });
@@ -88,7 +94,14 @@ function allCommands(command: Command): Command[] {
   return command.commands.flatMap((c) => [c, ...allCommands(c)]);
 }
 
+/** A command with nothing left to do: a success, reported as a message. */
+class NothingToDo extends Error {}
+
 function reportError(error: unknown, streams: CliStreams): number {
+  if (error instanceof NothingToDo) {
+    streams.out(error.message);
+    return 0;
+  }
   if (error instanceof JobNotCompleted) return EXIT_JOB_NOT_COMPLETED;
   if (error instanceof CommanderError) {
     // Help and version "errors" are successes; everything else commander raises is a usage error.

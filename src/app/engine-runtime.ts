@@ -36,7 +36,9 @@ export async function startEngine(service: OpenedService, options: EngineRuntime
     cancelGraceMs: options.cancelGraceMs ?? 5000,
   };
   let stopping = false;
-  let current = new Worker(deps, { concurrency: options.concurrency, maxTasks: options.maxTasks ?? null });
+  // Four heartbeats per SERVICE_WORKER_TIMEOUT (at most every 5 s): one late beat is never fatal.
+  const heartbeatMs = Math.min(5000, (service.config.workerTimeoutS * 1000) / 4);
+  let current = new Worker(deps, { concurrency: options.concurrency, maxTasks: options.maxTasks ?? null, heartbeatMs });
   service.onWake(() => current.wake());
   await current.start();
 
@@ -47,7 +49,7 @@ export async function startEngine(service: OpenedService, options: EngineRuntime
       if (stopping) return;
       if (!options.keepAlive) return resolveFinished();
       service.log.warn(`worker ${worker.id} ended; starting a new one`);
-      current = new Worker(deps, { concurrency: options.concurrency, maxTasks: null });
+      current = new Worker(deps, { concurrency: options.concurrency, maxTasks: null, heartbeatMs });
       await current.start();
       watch(current);
     });

@@ -1,10 +1,15 @@
 // Calls an operation over HTTP using its REST address: for the CLI while a local server holds chDB.
 
-import { readApiToken } from "../core/config.js";
 import { ServiceError, kindForStatus } from "../core/errors.js";
 import type { AnyOperation } from "../operations/index.js";
 
-export async function callOverHttp(baseUrl: string, op: AnyOperation, input: Record<string, unknown>): Promise<unknown> {
+/** The header (and its value) the local server accepts from its own CLI instead of a token. */
+export interface LocalCredential {
+  header: string;
+  secret: string;
+}
+
+export async function callOverHttp(baseUrl: string, op: AnyOperation, input: Record<string, unknown>, credential?: LocalCredential): Promise<unknown> {
   const http = op.http;
   if (!http) throw new ServiceError("invalid", "invalid", `${op.name} has no HTTP address`);
   const rest = { ...input };
@@ -24,8 +29,7 @@ export async function callOverHttp(baseUrl: string, op: AnyOperation, input: Rec
     init.body = JSON.stringify(rest);
     (init.headers as Record<string, string>)["content-type"] = "application/json";
   }
-  const token = readApiToken();
-  if (token) (init.headers as Record<string, string>).authorization = `Bearer ${token}`;
+  if (credential) (init.headers as Record<string, string>)[credential.header] = credential.secret;
 
   const response = await fetch(url, init);
   const text = await response.text();

@@ -2,6 +2,7 @@
 // the in-process workers (SPEC "Backend modes": local mode runs everything in one process).
 
 import { spawn } from "node:child_process";
+import { randomBytes } from "node:crypto";
 import { fileURLToPath } from "node:url";
 import type { FastifyInstance } from "fastify";
 import { readApiToken, type Config } from "../core/config.js";
@@ -57,12 +58,13 @@ export async function startLocalServer(config: Config, options: LocalServerOptio
       background: true,
       keepAlive: true,
     });
-    const app = await buildHttpApp(service, operations, { webRoot: WEB_ROOT });
+    const secret = randomBytes(24).toString("base64url");
+    const app = await buildHttpApp(service, operations, { webRoot: WEB_ROOT, localSecret: secret });
     await app.listen({ host: "127.0.0.1", port });
     const address = app.server.address();
     const boundPort = typeof address === "object" && address ? address.port : port;
     const url = `http://127.0.0.1:${boundPort}`;
-    writeServerRecord(config.home, { url, pid: process.pid });
+    writeServerRecord(config.home, { url, pid: process.pid, secret });
     service.log.info(`jobhouse ${service.version} listening on ${url} (local mode, home ${config.home})`);
     return {
       url,

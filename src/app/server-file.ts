@@ -7,12 +7,17 @@ import { join } from "node:path";
 export interface ServerRecord {
   url: string;
   pid: number;
+  /**
+   * A per-start secret the CLI presents to its own local server, so commands sent over loopback
+   * never cross HTTP authentication (SPEC). The file is readable by its owner only.
+   */
+  secret?: string;
 }
 
 export const serverFilePath = (home: string) => join(home, "server.json");
 
 export function writeServerRecord(home: string, record: ServerRecord): void {
-  writeFileSync(serverFilePath(home), JSON.stringify(record) + "\n");
+  writeFileSync(serverFilePath(home), JSON.stringify(record) + "\n", { mode: 0o600 });
 }
 
 /** The running server's record, or null when there is none or its process is gone. */

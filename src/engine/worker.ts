@@ -13,7 +13,8 @@ export interface WorkerOptions {
   maxTasks: number | null;
   /** Fallback polling for work made by other processes (in-process work wakes the loop at once). */
   pollMs?: number;
-  heartbeatMs?: number;
+  /** Well inside SERVICE_WORKER_TIMEOUT, so a healthy worker is never declared lost. */
+  heartbeatMs: number;
   /** How often running tasks are checked for cancellation. */
   revokeCheckMs?: number;
 }
@@ -47,7 +48,7 @@ export class Worker {
       maxTasks: this.options.maxTasks,
       nowMs: this.deps.clock.now(),
     });
-    this.timers.push(setInterval(() => void this.heartbeat(), this.options.heartbeatMs ?? 5000));
+    this.timers.push(setInterval(() => void this.heartbeat(), this.options.heartbeatMs));
     this.timers.push(setInterval(() => void this.checkRevoked(), this.options.revokeCheckMs ?? 250));
     this.timers.forEach((t) => t.unref());
     this.loop = this.run();

@@ -35,7 +35,10 @@ export const DateTimeInput = z
   .describe("ISO 8601 datetime, e.g. 2026-11-22T15:04:05Z")
   .transform((value, ctx) => {
     const ms = Date.parse(value);
-    if (!/^\d{4}-\d{2}-\d{2}/.test(value) || Number.isNaN(ms)) {
+    const day = /^(\d{4})-(\d{2})-(\d{2})/.exec(value);
+    // Date.parse rolls impossible days over (Feb 30 → Mar 2): the calendar date must survive.
+    const real = day !== null && !Number.isNaN(ms) && new Date(Date.UTC(+day[1]!, +day[2]! - 1, +day[3]!)).getUTCDate() === +day[3]!;
+    if (!real) {
       ctx.addIssue({ code: "custom", message: "must be an ISO 8601 datetime" });
       return z.NEVER;
     }
@@ -49,7 +52,24 @@ export const MAX_LIMIT = 500;
 export const Limit = z.number().int().min(1).max(MAX_LIMIT).default(DEFAULT_LIMIT).describe("Page size (1-500)");
 export const Cursor = z.string().max(512).describe("Opaque cursor from a previous page's next_cursor");
 
-export const JsonObject = z.record(z.string(), z.unknown());
+/** Deepest nesting accepted in JSON arguments: deep enough for any real payload, far from stack limits. */
+export const MAX_JSON_DEPTH = 64;
+
+function depthOf(value: unknown, limit: number): number {
+  if (typeof value !== "object" || value === null) return 0;
+  if (limit <= 0) return 1; // already too deep: stop descending
+  let deepest = 0;
+  for (const child of Object.values(value)) {
+    const depth = depthOf(child, limit - 1) + 1;
+    if (depth > deepest) deepest = depth;
+    if (deepest > limit) break;
+  }
+  return deepest;
+}
+
+export const JsonObject = z
+  .record(z.string(), z.unknown())
+  .refine((value) => depthOf(value, MAX_JSON_DEPTH) < MAX_JSON_DEPTH, { message: `nests deeper than ${MAX_JSON_DEPTH} levels` });
 
 export const Page = <T extends z.ZodType>(item: T) =>
   z.object({

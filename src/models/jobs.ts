@@ -74,7 +74,13 @@ const Schedule = z.string().min(1).max(200).nullable();
 
 export const RegisterJobRequest = z.object({
   entrypoint: z.string().min(3).max(500).describe("<module>:<export>, e.g. examples/sales.ts:salesPipeline"),
-  name: z.string().regex(/^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$/).optional().describe("Defaults to the job's own name"),
+  name: z
+    .string()
+    .regex(/^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$/)
+    // CONTRACT §4: an all-digit ref means an id, so such a name could never be looked up.
+    .refine((name) => !/^\d+$/.test(name), "a name may not be all digits (those refer to ids)")
+    .optional()
+    .describe("Defaults to the job's own name"),
   schedule: Schedule.default(null),
   timezone: z.string().min(1).max(64).nullable().default(null).describe("IANA zone for the schedule; UTC when null"),
   defaults: JsonObject.default({}),

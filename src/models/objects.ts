@@ -59,7 +59,8 @@ export const ObjectDetail = ObjectView.extend({
 });
 export type ObjectDetail = z.infer<typeof ObjectDetail>;
 
-export const ObjectName = z.string().min(1).max(200);
+/** CONTRACT §5: names (and the table names of temp objects) match this; anything else is 422. */
+export const ObjectName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]{0,127}$/, "must match ^[A-Za-z_][A-Za-z0-9_]*$");
 
 export const ObjectFilter = z.object({
   prefix: z.string().min(1).max(200).optional(),
@@ -68,9 +69,12 @@ export const ObjectFilter = z.object({
   cursor: Cursor.optional(),
 });
 
+/** An ObjectFilter (without a default limit: a purge deletes every match unless capped) plus time bounds. */
 export const PurgeRequest = z.object({
   prefix: z.string().min(1).max(200).optional(),
   scope: Scope.optional(),
+  limit: z.number().int().min(1).max(500).optional().describe("Delete at most this many (newest first)"),
+  cursor: Cursor.optional().describe("Start after this cursor of list_objects"),
   before: DateTimeInput.optional().describe("Only objects created before this time"),
   after: DateTimeInput.optional().describe("Only objects created after this time"),
 });

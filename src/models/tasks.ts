@@ -1,7 +1,7 @@
 // Task wire models (SPEC "Orchestration models", CONTRACT §3-§4).
 
 import { z } from "zod";
-import { IdInput, IdString, JsonObject, NullableTimestamp, Timestamp } from "./common.js";
+import { IdInput, IdString, NullableTimestamp, Timestamp } from "./common.js";
 
 export const TaskStatus = z.enum(["PENDING", "CLAIMED", "RUNNING", "COMPLETED", "FAILED", "SKIPPED", "CANCELLED"]);
 export type TaskStatus = z.infer<typeof TaskStatus>;
@@ -22,7 +22,7 @@ export const TaskView = z.object({
 export type TaskView = z.infer<typeof TaskView>;
 
 export const TaskDetail = TaskView.extend({
-  kwargs: JsonObject,
+  kwargs: z.unknown().describe("The task's argument: usually an object; map without `as` passes each item as it is"),
   result_ref: z.unknown().nullable().describe("Plain JSON result, {object: name} or {task_id: id}"),
   log_path: z.string().nullable(),
   worker_id: IdString.nullable(),

@@ -16,6 +16,8 @@ export interface HttpBinding {
   absolute?: boolean;
   /** A `Location` header for the response, from the output. */
   location?: (output: never) => string;
+  /** Error statuses beyond those the method implies (OpenAPI), e.g. 404 for a name to look up. */
+  errors?: number[];
 }
 
 export interface CliBinding {

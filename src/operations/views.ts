@@ -46,7 +46,7 @@ export function toTaskView(row: TaskRow): TaskView {
 export function toTaskDetail(row: TaskRow, dependsOn: bigint[]): TaskDetail {
   return {
     ...toTaskView(row),
-    kwargs: parseJson(row.kwargs, {}),
+    kwargs: parseJson<unknown>(row.kwargs, {}),
     result_ref: parseJson(row.result_ref, null),
     log_path: row.log_path,
     worker_id: idOrNull(row.worker_id),

@@ -2,8 +2,7 @@
 // same task. PostgreSQL adds FOR UPDATE SKIP LOCKED so concurrent claimers skip each other's rows
 // instead of queueing; SQLite has a single writer and needs no row locks.
 
-import { PostgresAdapter } from "kysely";
-import type { Store } from "./db.js";
+import { type Store, isPostgres } from "./db.js";
 import type { TaskRow } from "./schema.js";
 
 export interface ClaimResult {
@@ -13,9 +12,13 @@ export interface ClaimResult {
 }
 
 export async function claimReadyTasks(db: Store, workerId: bigint, limit: number, nowMs: number): Promise<ClaimResult> {
-  const isPostgres = db.getExecutor().adapter instanceof PostgresAdapter;
+  const postgres = isPostgres(db);
   return db.transaction().execute(async (tx) => {
-    const worker = await tx.selectFrom("workers").select("status").where("id", "=", workerId).executeTakeFirst();
+    // FOR SHARE holds off the lost-worker reaper until this claim commits, so the reaper then sees
+    // (and retries) what was claimed, or the claim sees LOST and takes nothing.
+    let workerQuery = tx.selectFrom("workers").select("status").where("id", "=", workerId);
+    if (postgres) workerQuery = workerQuery.forShare();
+    const worker = await workerQuery.executeTakeFirst();
     if (worker?.status !== "ACTIVE" || limit <= 0) return { tasks: [], workerStatus: worker?.status };
     let ready = tx
       .selectFrom("tasks")
@@ -26,7 +29,7 @@ export async function claimReadyTasks(db: Store, workerId: bigint, limit: number
       .orderBy("ready_at")
       .orderBy("id")
       .limit(limit);
-    if (isPostgres) ready = ready.forUpdate().skipLocked();
+    if (postgres) ready = ready.forUpdate().skipLocked();
     // Ids first, then the update by primary key: as one statement with a subquery, SQLite plans the
     // outer update over every pending task, which at 10,000 pending tasks costs more than the work.
     const ids = (await ready.execute()).map((r) => r.id);

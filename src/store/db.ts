@@ -3,7 +3,7 @@
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import SQLite from "better-sqlite3";
-import { CompiledQuery, type DatabaseConnection, type Driver, Kysely, PostgresDialect, SqliteDialect, SqliteDriver } from "kysely";
+import { CompiledQuery, type DatabaseConnection, type Driver, Kysely, PostgresAdapter, PostgresDialect, SqliteDialect, SqliteDriver } from "kysely";
 import pg from "pg";
 import type { SqlTarget } from "../core/config.js";
 import type { Database } from "./schema.js";
@@ -91,3 +91,6 @@ function openPostgres(connectionString: string, options: OpenStoreOptions): Stor
   return new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
 }
 
+
+/** Row locks (FOR UPDATE / FOR SHARE) exist on PostgreSQL; SQLite serializes writers instead. */
+export const isPostgres = (db: { getExecutor(): { adapter: unknown } }): boolean => db.getExecutor().adapter instanceof PostgresAdapter;

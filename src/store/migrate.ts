@@ -1,6 +1,7 @@
 // Runs the numbered migrations (the same files on both dialects) through Kysely's Migrator.
 
-import { type Kysely, type Migration, type MigrationProvider, Migrator, PostgresAdapter, sql } from "kysely";
+import { type Kysely, type Migration, type MigrationProvider, Migrator, sql } from "kysely";
+import { isPostgres } from "./db.js";
 import * as initial from "./migrations/001-initial.js";
 import * as dataLineage from "./migrations/002-data-lineage.js";
 
@@ -30,7 +31,7 @@ export async function migrateToLatest(db: Kysely<any>): Promise<string[]> {
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 async function currentPgSchema(db: Kysely<any>): Promise<{ migrationTableSchema?: string }> {
-  if (!(db.getExecutor().adapter instanceof PostgresAdapter)) return {};
+  if (!isPostgres(db)) return {};
   const { rows } = await sql<{ schema: string }>`select current_schema() as schema`.execute(db);
   return rows[0]?.schema ? { migrationTableSchema: rows[0].schema } : {};
 }

@@ -13,7 +13,9 @@ export function decodeCursor(cursor: string, accept: (key: string) => boolean): 
   return key;
 }
 
-export const decodeIdCursor = (cursor: string): bigint => BigInt(decodeCursor(cursor, (k) => /^\d{1,19}$/.test(k)));
+const MAX_ID = (1n << 63n) - 1n;
+
+export const decodeIdCursor = (cursor: string): bigint => BigInt(decodeCursor(cursor, (k) => /^\d{1,19}$/.test(k) && BigInt(k) <= MAX_ID));
 
 /** Fetch limit+1 rows; the extra row says whether another page exists. */
 export function pageOf<Row>(rows: Row[], limit: number, keyOf: (row: Row) => string): { rows: Row[]; nextCursor: string | null } {

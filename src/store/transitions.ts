@@ -2,7 +2,7 @@
 // and the attempt, so a late report (a lost worker, a cancelled task) changes nothing.
 
 import { sql, type UpdateQueryBuilder, type UpdateResult } from "kysely";
-import type { Store } from "./db.js";
+import { type Store, isPostgres } from "./db.js";
 import type { Database, NewTaskRow } from "./schema.js";
 
 export interface AttemptKey {
@@ -50,7 +50,18 @@ export async function completeTask(db: Store, c: Completion): Promise<{ complete
       .executeTakeFirst();
     if (!done) return { completed: false };
 
-    for (const child of c.children) await insertChild(tx, child, c.nowMs);
+    if (c.children.length > 0) {
+      // The job row is read under FOR SHARE: a concurrent cancel_job (which updates that row first)
+      // either commits before, and the children are born CANCELLED, or waits, and cancels them.
+      let jobQuery = tx.selectFrom("jobs").select("status").where("id", "=", done.job_id);
+      if (isPostgres(tx)) jobQuery = jobQuery.forShare();
+      const job = await jobQuery.executeTakeFirst();
+      const cancelled = job?.status === "CANCELLED";
+      for (const child of c.children) {
+        if (cancelled) await tx.insertInto("tasks").values({ ...child.row, status: "CANCELLED", completed_at: c.nowMs }).execute();
+        else await insertChild(tx, child, c.nowMs);
+      }
+    }
 
     if (c.resultReferences.length > 0) await extendDependents(tx, c.key.taskId, c.resultReferences);
     await releaseDependents(tx, c.key.taskId, c.nowMs);

@@ -4,11 +4,11 @@
 // every row this connection changed, so the pair changes whenever anything changed. PostgreSQL has
 // no such counter: there the fingerprint is null and nothing is cached.
 
-import { PostgresAdapter, sql } from "kysely";
-import type { Store } from "./db.js";
+import { sql } from "kysely";
+import { type Store, isPostgres } from "./db.js";
 
 export async function readStoreVersion(db: Store): Promise<string | null> {
-  if (db.getExecutor().adapter instanceof PostgresAdapter) return null;
+  if (isPostgres(db)) return null;
   const { rows } = await sql<{ v: bigint; c: bigint }>`SELECT (SELECT data_version FROM pragma_data_version()) AS v, total_changes() AS c`.execute(db);
   const row = rows[0];
   return row ? `${row.v}:${row.c}` : null;

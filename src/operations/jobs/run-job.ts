@@ -17,7 +17,7 @@ export const runJob = defineOperation({
   mcp: true,
   input: RunJobRequest,
   output: JobView,
-  http: { method: "POST", path: "/jobs:run", status: 201, location: (job: JobView) => `/api/v0/jobs/${job.id}` },
+  http: { method: "POST", path: "/jobs:run", status: 201, errors: [404], location: (job: JobView) => `/api/v0/jobs/${job.id}` },
   cli: { command: "run-job <name>", follow: true, confirm: (job: JobView) => `Started job ${job.id} (${job.name}): ${job.status}` },
   async handler(request, { db, ids, clock, config, wake }) {
     const registered = isEntrypoint(request.name) ? undefined : await findRegisteredJob(db, request.name);

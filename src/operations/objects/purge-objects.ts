@@ -2,7 +2,8 @@
 
 import { invalid } from "../../core/errors.js";
 import { PurgeRequest, PurgeResult } from "../../models/objects.js";
-import { findAllObjects } from "../../store/data-objects.js";
+import { MAX_LIMIT } from "../../models/common.js";
+import { findAllObjects, listObjects } from "../../store/data-objects.js";
 import { defineOperation } from "../define.js";
 import { dropObject } from "./drop-objects.js";
 
@@ -17,12 +18,16 @@ export const purgeObjects = defineOperation({
   http: { method: "POST", path: "/objects:purge" },
   cli: { command: "data purge", confirm: (r: { deleted: string[] }) => `Deleted ${r.deleted.length} object(s)${r.deleted.length ? ": " + r.deleted.join(", ") : ""}` },
   async handler(filter, { db, columns }) {
-    const { prefix, scope, before, after } = filter;
+    const { prefix, scope, before, after, limit, cursor } = filter;
     // One request must not delete everything by accident.
     if (prefix === undefined && scope === undefined && before === undefined && after === undefined) {
       throw invalid("purge needs at least one of prefix, scope, before, after");
     }
-    const rows = await findAllObjects(db, { prefix, scope, beforeMs: before, afterMs: after });
+    const query = { prefix, scope, beforeMs: before, afterMs: after };
+    const rows =
+      limit === undefined && cursor === undefined
+        ? await findAllObjects(db, query)
+        : (await listObjects(db, { ...query, limit: limit ?? MAX_LIMIT, cursor })).rows;
     const store = await columns();
     const deleted: string[] = [];
     for (const row of rows) if (await dropObject(db, store, row)) deleted.push(row.name);

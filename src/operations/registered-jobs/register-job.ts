@@ -1,6 +1,6 @@
 // register_job: a named entrypoint with an optional cron schedule and default kwargs.
 
-import { conflict } from "../../core/errors.js";
+import { conflict, invalid } from "../../core/errors.js";
 import { resolveJob } from "../../engine/loader.js";
 import { nextFireTime, validateTimezone } from "../../engine/schedule.js";
 import { RegisterJobRequest, RegisteredJobView } from "../../models/jobs.js";
@@ -29,8 +29,10 @@ export const registerJob = defineOperation({
     const name = request.name ?? definition.name;
     if (request.timezone) validateTimezone(request.timezone);
     const now = clock.now();
-    const nextRunAt = request.schedule && request.enabled ? nextFireTime(request.schedule, request.timezone, now) : null;
-    if (request.schedule && !request.enabled) nextFireTime(request.schedule, request.timezone, now); // validate only
+    const firstFire = request.schedule ? nextFireTime(request.schedule, request.timezone, now) : null;
+    // "0 0 30 2 *" parses but never comes: refuse it rather than register a job that never runs.
+    if (request.schedule && firstFire === null) throw invalid(`schedule "${request.schedule}" never fires`);
+    const nextRunAt = request.enabled ? firstFire : null;
     if (await findRegisteredJob(db, name)) throw conflict(`a job named "${name}" is already registered`, "name_taken");
     try {
       await insertRegisteredJob(db, {

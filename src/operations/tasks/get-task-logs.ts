@@ -19,11 +19,13 @@ export const getTaskLogs = defineOperation({
   cli: { command: "task logs <id>" },
   async handler({ id, attempt }, { db, config }) {
     const task = await requireTask(db, id);
+    // log_path names the latest attempt that started (a task waiting to retry has a higher attempt
+    // number than its newest log); any other attempt's file is found by its number.
+    const latest = task.log_path ? Number(/(\d+)\.log$/.exec(task.log_path)?.[1]) : null;
+    const chosen = attempt ?? latest;
     const path =
-      attempt === undefined || attempt === Number(task.attempt)
-        ? task.log_path
-        : join(config.logDir, task.job_id.toString(), task.id.toString(), `${attempt}.log`);
-    const base = { task_id: task.id.toString(), attempt: attempt ?? (task.log_path ? Number(task.attempt) : null), path };
+      chosen === null ? null : chosen === latest ? task.log_path : join(config.logDir, task.job_id.toString(), task.id.toString(), `${chosen}.log`);
+    const base = { task_id: task.id.toString(), attempt: chosen, path };
     const tail = path ? await readTail(path, LOG_TAIL_BYTES) : null;
     if (!tail) return { ...base, available: false, size_bytes: null, content: "", truncated: false };
     return { ...base, available: true, ...tail };

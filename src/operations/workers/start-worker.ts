@@ -13,7 +13,7 @@ export const startWorker = defineOperation({
   mcp: true,
   input: StartWorkerRequest,
   output: NoContent,
-  http: { method: "POST", path: "/workers", status: 202, location: () => "/api/v0/workers" },
+  http: { method: "POST", path: "/workers", status: 202, errors: [503], location: () => "/api/v0/workers" },
   cli: { command: "worker spawn", confirm: () => "Worker process started; see `jobhouse worker list`" },
   async handler({ max_tasks }, { config, spawnWorker }) {
     // SPEC POST /workers rule 1: a spawned child would deadlock on the shared data-path lock.

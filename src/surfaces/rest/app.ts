@@ -16,6 +16,8 @@ import { registerOperationRoutes } from "./routes.js";
 export interface RestAppOptions {
   /** Directory of the web app (index.html and its assets). */
   webRoot: string;
+  /** The local server's secret for its own CLI (see app/server-file.ts). */
+  localSecret?: string;
 }
 
 const ANONYMOUS: Principal = Object.freeze({ user_id: "", username: "anonymous", role: "viewer" });
@@ -40,7 +42,7 @@ export async function buildHttpApp(
 
   // One check for every router and the MCP mount (SPEC Scheme A rule 5).
   app.addHook("onRequest", async (request) => {
-    if (isGuardedPath(request.url)) request.operationContext = { ...service, principal: resolvePrincipal(request) };
+    if (isGuardedPath(request.url)) request.operationContext = { ...service, principal: resolvePrincipal(request, options.localSecret) };
   });
 
   registerOperationRoutes(app, operations, contextFor);
