@@ -70,12 +70,11 @@ export async function findObjectForJob(db: Store, name: string, jobId: bigint | 
     .selectAll()
     .where((eb) => eb.or([eb("name", "=", name), eb("table_name", "=", name)]))
     .execute();
-  return (
-    candidates.find((o) => o.scope === "job" && jobId !== null && o.job_id === jobId) ??
-    candidates.find((o) => o.scope === "global") ??
-    candidates.find((o) => o.table_name === name) ??
-    candidates.sort((a, b) => (a.id > b.id ? -1 : 1))[0]
-  );
+  const own = candidates.find((o) => o.scope === "job" && jobId !== null && o.job_id === jobId);
+  const exact = candidates.find((o) => o.scope === "global") ?? candidates.find((o) => o.table_name === name);
+  if (own ?? exact) return own ?? exact;
+  // Another job's object by its bare name: only from outside any job (the most recent one).
+  return jobId === null ? candidates.sort((a, b) => (a.id > b.id ? -1 : 1))[0] : undefined;
 }
 
 /** Temp (and, with `scopes`, other) objects a job made. */
