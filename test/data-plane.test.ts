@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { EngineRuntime } from "../src/app/engine-runtime.js";
 import { DataObject, createObject, getObject, loadObject, queryObject } from "../src/engine/data-object.js";
-import type { DataScope } from "../src/engine/objects.js";
+import type { DataScope } from "../src/engine/object-registry.js";
 import type { ObjectDetail } from "../src/models/objects.js";
 import { forEachBackend } from "./support/backends.js";
 import { runAndWait, waitFor, withEngine } from "./support/engine.js";

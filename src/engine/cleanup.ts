@@ -5,7 +5,7 @@ import type { ColumnStore } from "../data/client.js";
 import type { Store } from "../store/db.js";
 import { findObjectsOfJob } from "../store/data-objects.js";
 import { findJobById } from "../store/jobs.js";
-import { dropObject } from "./objects.js";
+import { dropObject } from "./object-registry.js";
 
 const TERMINAL = ["COMPLETED", "FAILED", "CANCELLED"];
 

@@ -12,18 +12,12 @@ import {
   type DataScope,
   type ObjectRecord,
   type Placement,
-  createFromColumns,
-  createFromQuery,
-  createFromRows,
-  derive,
   describeColumns,
   findObjectRecord,
-  insertRows,
   qualified,
-  readRows,
-  readScalar,
   sourceOf,
-} from "./objects.js";
+} from "./object-registry.js";
+import { createFromColumns, createFromQuery, createFromRows, derive, insertRows, readRows, readScalar } from "./objects.js";
 
 /** The data scope of the running task; objects made outside one use the scope they were made with. */
 async function scopeFor(fallback?: DataScope): Promise<DataScope> {

@@ -6,7 +6,7 @@ import { AsyncLocalStorage } from "node:async_hooks";
 import type { IdGenerator } from "../core/ids.js";
 import type { NewChild } from "../store/transitions.js";
 import type { TaskContext, TaskDefinition } from "./definitions.js";
-import type { DataScope } from "./objects.js";
+import type { DataScope } from "./object-registry.js";
 import { TaskRef, collectReferences, toStoredJson } from "./references.js";
 
 export interface Execution {

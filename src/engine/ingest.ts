@@ -12,7 +12,8 @@ import type { RawFormat } from "../data/client.js";
 import { checkColumnName } from "../data/derive.js";
 import { raw, sql } from "../data/sql.js";
 import { type Features, inferType, normalizeType } from "../data/types.js";
-import { type CreateOptions, type DataScope, type ObjectRecord, createFromColumns, derive } from "./objects.js";
+import type { CreateOptions, DataScope, ObjectRecord } from "./object-registry.js";
+import { createFromColumns, derive } from "./objects.js";
 
 export type FileFormat = "csv" | "tsv" | "jsonl" | "parquet";
 

@@ -1,7 +1,7 @@
 // Turns {"object": "<name>"} in task arguments back into DataObjects bound to the running task.
 
 import { DataObject } from "./data-object.js";
-import { type DataScope, findObjectRecord } from "./objects.js";
+import { type DataScope, findObjectRecord } from "./object-registry.js";
 
 const objectName = (value: unknown): string | null => {
   if (typeof value !== "object" || value === null || Array.isArray(value)) return null;

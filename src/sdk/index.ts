@@ -14,7 +14,7 @@ import { builtinTasks, mapArguments } from "../engine/builtins.js";
 
 export { z } from "zod";
 export { DataObject, createObject, getObject, loadObject, queryObject } from "../engine/data-object.js";
-export type { CreateOptions, Placement, Scope } from "../engine/objects.js";
+export type { CreateOptions, Placement, Scope } from "../engine/object-registry.js";
 export type { FileOptions, FileFormat } from "../engine/ingest.js";
 export { NonRetryableError } from "../engine/runner.js";
 export { TaskRef } from "../engine/references.js";

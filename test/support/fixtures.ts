@@ -1,7 +1,7 @@
 // Test data arranged through the real stores and the data API: workers and data objects.
 
 import { createObject } from "../../src/engine/data-object.js";
-import type { DataScope } from "../../src/engine/objects.js";
+import type { DataScope } from "../../src/engine/object-registry.js";
 import { insertWorker } from "../../src/store/workers.js";
 import type { Harness } from "./harness.js";
 
