@@ -166,6 +166,77 @@ forEachBackend("data plane", (backend) => {
     expect((await h.http("GET", "/api/v0/objects/evil_values")).status).toBe(200);
   });
 
+  it("replaces an object with one computed from itself", async () => {
+    const original = await create({ x: [1, 2, 3] }, { name: "self_replace" });
+    const replaced = await original.filter("x > 1", { name: "self_replace", scope: "global", replace: true });
+    expect(await replaced.count()).toBe(2);
+    expect((await detail("self_replace")).row_count).toBe(2);
+  });
+
+  it("reads 64-bit integers exactly and refuses values it cannot store", async () => {
+    const wide = await create({ v: [9007199254740993n, 9223372036854775807n, 5n] });
+    expect((await wide.rows()).map((r) => r.v)).toEqual([9007199254740993n, 9223372036854775807n, 5]);
+    expect(await wide.column("v")).toEqual([9007199254740993n, 9223372036854775807n, 5]);
+    expect(await wide.scalar("max(v)")).toBe(9223372036854775807n);
+    expect(await wide.scalar("count()")).toBe(3);
+    const unsigned = await create({ u: [18446744073709551615n] });
+    expect((await unsigned.columns())[0]!.type).toBe("UInt64");
+    expect(await unsigned.column("u")).toEqual([18446744073709551615n]);
+    await expect(create({ v: [1n, 0.5] })).rejects.toThrow(/mixes bigints and fractional/);
+    await expect(create({ x: [1.5, Number.NaN] })).rejects.toThrow(/NaN cannot be stored/);
+    await expect(create([{ a: 1 }], { types: { aa: "Int64" } })).rejects.toThrow(/types names "aa"/);
+    await expect(create({ at: [new Date("1960-05-01T00:00:00Z")] })).rejects.toThrow(/before 1970/);
+    const day = await create({ d: [new Date("2026-11-22T23:30:00Z")] }, { types: { d: "Date" } });
+    expect(await day.column("d")).toEqual(["2026-11-22"]);
+    const strict = await create({ id: [1] });
+    await expect(strict.insert([{ id: null }])).rejects.toThrow(/make the column Nullable/);
+  });
+
+  it("pages stably over a sort with ties, and offsets without a limit", async () => {
+    const ids = Array.from({ length: 25 }, (_, i) => i);
+    const sorted = await (await create({ id: ids, g: ids.map((i) => i % 3) })).sort("g DESC");
+    const seen: unknown[] = [];
+    for await (const batch of sorted.stream(10)) seen.push(...batch.map((r) => r.id));
+    expect(new Set(seen).size).toBe(25);
+    expect(await sorted.rows({ offset: 20 })).toHaveLength(5);
+  });
+
+  it("checks joins and unions, and keeps {name} inside literals", async () => {
+    const left = await create({ k: [1], x: [1], x_right: [2] });
+    const right = await create({ k: [1], x: [3] });
+    await expect(left.join(right, { on: "k" })).rejects.toThrow(/which the left object already has; pass another suffix/);
+    expect(await (await left.join(right, { on: "k", suffix: "_r" })).rows()).toEqual([{ k: 1, x: 1, x_right: 2, x_r: 3 }]);
+    await expect((await create({ a: [1] })).union(await create({ a: ["s"] }))).rejects.toThrow(/column "a" is String in object 2 but Int64/);
+    const literal = await queryObject("SELECT k, '{x}' AS lit FROM {o}", { o: right });
+    expect(await literal.rows()).toEqual([{ k: 1, lit: "{x}" }]);
+  });
+
+  it("reads big CSV integers exactly, drops a failed load, and records where a load came from", async () => {
+    const dir = h.service.config.home;
+    writeFileSync(join(dir, "ids.csv"), "id,label\n912388755351662592,a\n9223372036854775807,b\n");
+    const ids = await loadObject(join(dir, "ids.csv"), { name: "big_ids" }, ds);
+    expect(await ids.column("id")).toEqual([912388755351662592n, 9223372036854775807n]);
+    const view = await detail("big_ids");
+    expect(view.lineage_summary.operations.map((o) => o.operation)).toEqual(["create", "load"]);
+    expect(view.lineage_summary.operations[1]!.sql).toContain(join(dir, "ids.csv"));
+    // A value past the sampled head that does not fit the inferred type fails the load, leaving nothing.
+    const lines = ["n,s", ...Array.from({ length: 30_000 }, (_, i) => `${i},row${i}`), "ABC,late"];
+    writeFileSync(join(dir, "late.csv"), lines.join("\n") + "\n");
+    await expect(loadObject(join(dir, "late.csv"), { name: "late_load" }, ds)).rejects.toThrow(/could not be loaded as csv/);
+    expect((await h.http("GET", "/api/v0/objects/late_load")).status).toBe(404);
+    const retried = await loadObject(join(dir, "late.csv"), { name: "late_load", types: { n: "String" } }, ds);
+    expect(await retried.count()).toBe(30_001);
+    await expect(loadObject(join(dir, "ids.csv"), { types: { nope: "Int64" } }, ds)).rejects.toThrow(/has no column for/);
+  });
+
+  it("refuses types for Parquet, which carries its own schema", async () => {
+    if (ds.columns.engine !== "chdb") return;
+    const path = join(h.service.config.home, "t2.parquet");
+    const { raw, sql } = await import("../src/data/sql.js");
+    await ds.columns.command(sql`INSERT INTO FUNCTION file(${path}, ${raw("Parquet")}) SELECT number AS n FROM numbers(3)`);
+    await expect(loadObject(path, { types: { n: "String" } }, ds)).rejects.toThrow(/carry their own schema/);
+  });
+
   it("refuses a taken name unless replacing", async () => {
     await create({ a: [1] }, { name: "taken" });
     await expect(create({ a: [2] }, { name: "taken" })).rejects.toThrow(/already exists/);
@@ -242,6 +313,36 @@ forEachBackend("data plane", (backend) => {
       });
       expect((await h.http("GET", `/api/v0/objects/${summary}`)).status).toBe(404);
       expect((await h.http("GET", "/api/v0/objects/kept_forever")).status).toBe(200);
+    });
+
+    it("keeps a temp object handed to a task the attempt scheduled", async () => {
+      const job = await runAndWait(h, `${DATA_JOBS}:nested`);
+      expect(job.status, job.error ?? "").toBe("COMPLETED");
+      const consume = job.tasks.find((t) => t.name === "consume")!;
+      expect(((await h.call("get_task", { id: consume.id })) as { result_ref: unknown }).result_ref).toBe(3);
+    });
+
+    it("drops what a failed attempt made, so the retry can make it again", async () => {
+      const job = await runAndWait(h, `${DATA_JOBS}:flakyNamed`);
+      expect(job.status, job.error ?? "").toBe("COMPLETED");
+      const made = (await h.http("GET", `/api/v0/objects/j_${job.id}_flaky_out`)).body as ObjectDetail;
+      expect(made.row_count).toBe(1);
+      const attempt = await ds.columns.query<{ attempt: string }>((await import("../src/data/sql.js")).sql`SELECT attempt FROM ${(await import("../src/engine/object-registry.js")).qualified(ds, made.table)}`);
+      expect(attempt.map((r) => Number(r.attempt))).toEqual([2]);
+    });
+
+    it("keeps the temp object a NONE job hands back as its result", async () => {
+      const job = await runAndWait(h, `${DATA_JOBS}:resultObject`);
+      expect(job.status).toBe("COMPLETED");
+      const name = ((await h.call("get_task", { id: job.tasks[0]!.id })) as { result_ref: { object: string } }).result_ref.object;
+      await new Promise((r) => setTimeout(r, 200)); // the end-of-job cleanup runs right after the end is recorded
+      expect((await h.http("GET", `/api/v0/objects/${name}`)).status).toBe(200);
+    });
+
+    it("fails an attempt whose result arrives after its timeout", async () => {
+      const job = await runAndWait(h, `${DATA_JOBS}:deafJob`);
+      expect(job.status).toBe("FAILED");
+      expect(job.tasks.find((t) => t.name === "deaf")!.error).toBe("timed out after 0.3 s");
     });
 
     it("hands a global object named in run_job's kwargs to the job as a DataObject", async () => {

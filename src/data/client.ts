@@ -67,14 +67,15 @@ function wrap(client: ClickHouseClient, target: ColumnTarget): ColumnStore {
       .then((rows) => rows[0]?.v ?? "0"));
 
   /**
-   * Settings every statement runs with, the same on every version: 64-bit integers as JSON numbers
-   * (chDB and servers differ in their defaults), NULL for a join's missing side, and LowCardinality
-   * allowed where it is still experimental.
+   * Settings every statement runs with, the same on every version: 64-bit integers quoted in JSON
+   * (chDB and servers differ in their defaults, and JSON numbers would round past 2^53; readers
+   * convert them by column type), NULL for a join's missing side, and LowCardinality allowed where
+   * it is still experimental.
    */
   const settings = () =>
     (settingsPromise ??= version().then(
       (v): ClickHouseSettings => ({
-        output_format_json_quote_64bit_integers: 0,
+        output_format_json_quote_64bit_integers: 1,
         join_use_nulls: 1,
         ...(featuresOf(v).lowCardinalityNeedsSetting ? { allow_experimental_low_cardinality_type: 1 } : {}),
       }) as ClickHouseSettings,

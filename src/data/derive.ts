@@ -4,10 +4,11 @@
 
 import { type Sql, ident, raw, sql } from "./sql.js";
 
-/** A source table: its qualified name and its columns. */
+/** A source table: its qualified name, its columns and their types. */
 export interface Source {
   ref: Sql;
   columns: string[];
+  types?: string[];
 }
 
 /** Which input columns an output column is computed from: [input index, input column]. */
@@ -99,6 +100,8 @@ export function join(left: Source, right: Source, on: string[], how: JoinKind, s
   if (!kind) throw new TypeError(`join how must be inner, left or full, got "${how}"`);
   const rightOnly = right.columns.filter((c) => !on.includes(c));
   const renamed = rightOnly.map((c) => [c, left.columns.includes(c) ? checkColumnName(c + suffix) : c] as const);
+  const clash = renamed.find(([c, as]) => c !== as && left.columns.includes(as));
+  if (clash) throw new TypeError(`join: "${clash[0]}" of the right object becomes "${clash[1]}", which the left object already has; pass another suffix`);
   const rightSelect = list([...on.map((k) => ident(k)), ...renamed.map(([c, as]) => (c === as ? ident(c) : sql`${ident(c)} AS ${ident(as)}`))]);
   const outputs = [...left.columns, ...renamed.map(([, as]) => as)];
   const lineage: ColumnLineage = sameColumns(left.columns);
@@ -112,10 +115,13 @@ export function join(left: Source, right: Source, on: string[], how: JoinKind, s
 
 export function union(sources: Source[]): Derivation {
   const columns = sources[0]!.columns;
+  const typeOf = (s: Source, c: string) => s.types?.[s.columns.indexOf(c)];
   for (const [i, s] of sources.entries()) {
     if (s.columns.length !== columns.length || s.columns.some((c) => !columns.includes(c))) {
       throw new TypeError(`union: object ${i + 1} has columns (${s.columns.join(", ")}), expected (${columns.join(", ")})`);
     }
+    const differs = columns.find((c) => typeOf(s, c) !== typeOf(sources[0]!, c));
+    if (differs) throw new TypeError(`union: column "${differs}" is ${typeOf(s, differs)} in object ${i + 1} but ${typeOf(sources[0]!, differs)} in the first`);
   }
   const parts = sources.map((s) => sql`SELECT ${columnsOf(columns)} FROM ${s.ref}`.text);
   const lineage: ColumnLineage = Object.fromEntries(columns.map((c) => [c, sources.map((_, i) => [i, c] as [number, string])]));

@@ -52,25 +52,51 @@ export function inferType(values: readonly unknown[], features: Features): strin
   return nullable && !base.startsWith("Array(") ? `Nullable(${base})` : base;
 }
 
+const INT64_MIN = -(1n << 63n);
+const INT64_MAX = (1n << 63n) - 1n;
+const UINT64_MAX = (1n << 64n) - 1n;
+
 function inferBase(values: unknown[], features: Features): string {
   if (values.length === 0) return "String";
   if (values.every((v) => typeof v === "boolean")) return features.bool ? "Bool" : "UInt8";
-  if (values.every((v) => typeof v === "bigint" || (typeof v === "number" && Number.isInteger(v)))) return "Int64";
-  if (values.every((v) => typeof v === "number" || typeof v === "bigint")) return "Float64";
+  if (values.every((v) => typeof v === "bigint" || (typeof v === "number" && Number.isInteger(v)))) {
+    const bigs = values.filter((v): v is bigint => typeof v === "bigint");
+    if (bigs.every((v) => v >= INT64_MIN && v <= INT64_MAX)) return "Int64";
+    if (bigs.every((v) => v >= 0n && v <= UINT64_MAX) && values.every((v) => typeof v === "bigint" || (v as number) >= 0)) return "UInt64";
+    throw new TypeError("an integer is outside both Int64 and UInt64; store it as a string");
+  }
+  if (values.some((v) => typeof v === "bigint") && values.some((v) => typeof v === "number")) {
+    throw new TypeError("a column mixes bigints and fractional numbers, which would lose precision; give the column a type");
+  }
+  if (values.every((v) => typeof v === "number")) return "Float64";
   if (values.every((v) => v instanceof Date)) return "DateTime('UTC')";
   if (values.every((v) => Array.isArray(v))) {
     const inner = inferType((values as unknown[][]).flat(), features);
     return `Array(${inner})`;
   }
   if (values.every((v) => typeof v === "string")) return "String";
+  if (values.some((v) => typeof v === "object" && !Array.isArray(v) && !(v instanceof Date))) {
+    throw new TypeError("a column holds objects; columns hold scalars, dates and arrays (store nested data as JSON text)");
+  }
   const kinds = [...new Set(values.map((v) => (v instanceof Date ? "Date" : Array.isArray(v) ? "array" : typeof v)))];
   throw new TypeError(`cannot infer one type from mixed values (${kinds.join(", ")}); give the column a type`);
 }
 
 /** A value as JSONEachRow input for a column of `type`. */
 export function toJsonValue(value: unknown, type: string): unknown {
-  if (value === null || value === undefined) return type.startsWith("Array(") ? [] : null;
-  if (value instanceof Date) return value.toISOString().slice(0, 19).replace("T", " ");
+  if (value === null || value === undefined) {
+    if (type.startsWith("Array(")) return [];
+    // ClickHouse would store a default (0, '') in silence: a missing value needs a Nullable column.
+    if (!type.startsWith("Nullable(")) throw new TypeError(`null in a column of type ${type}; make the column Nullable`);
+    return null;
+  }
+  if (typeof value === "number" && !Number.isFinite(value)) throw new TypeError(`${value} cannot be stored; use null in a Nullable column`);
+  if (value instanceof Date) {
+    if (Number.isNaN(value.getTime())) throw new TypeError("an invalid Date cannot be stored");
+    if (value.getTime() < 0) throw new TypeError(`${value.toISOString()} is before 1970, which DateTime cannot hold`);
+    const iso = value.toISOString();
+    return /(^|\()Date\)*$/.test(type.replace(/^Nullable\(/, "")) ? iso.slice(0, 10) : iso.slice(0, 19).replace("T", " ");
+  }
   if (typeof value === "bigint") return value.toString();
   if (typeof value === "boolean") return type.includes("UInt8") ? (value ? 1 : 0) : value;
   if (Array.isArray(value)) {
@@ -87,5 +113,49 @@ export function toJsonValue(value: unknown, type: string): unknown {
 export function jsonConverter(type: string): (value: unknown) => unknown {
   const plain = /^(Nullable\()?(Int\d+|UInt(16|32|64)|Float\d+|String|LowCardinality\(String\))\)?$/.test(type);
   if (!plain) return (value) => toJsonValue(value, type);
-  return (value) => (value === undefined ? null : typeof value === "bigint" ? value.toString() : typeof value === "object" && value !== null ? toJsonValue(value, type) : value);
+  const nullable = type.startsWith("Nullable(");
+  return (value) => {
+    if (typeof value === "string" || (typeof value === "number" && Number.isFinite(value))) return value;
+    if (typeof value === "bigint") return value.toString();
+    if ((value === null || value === undefined) && nullable) return null;
+    return toJsonValue(value, type);
+  };
+}
+
+const WIDE_INTEGER = /^(?:U?Int(?:64|128|256))$/;
+
+/** The base of a type without Nullable/LowCardinality wrappers, and how many Arrays enclose it. */
+function unwrapType(type: string): { base: string; arrays: number } {
+  let base = type.trim();
+  let arrays = 0;
+  for (;;) {
+    const m = /^(Nullable|LowCardinality|Array)\((.*)\)$/.exec(base);
+    if (!m) return { base, arrays };
+    if (m[1] === "Array") arrays += 1;
+    base = m[2]!.trim();
+  }
+}
+
+/**
+ * A value read back (64-bit integers arrive quoted, so none is rounded by JSON.parse): wide
+ * integers become numbers when exact, bigints otherwise.
+ */
+export function readConverter(type: string): ((value: unknown) => unknown) | null {
+  const { base, arrays } = unwrapType(type);
+  if (!WIDE_INTEGER.test(base)) return null;
+  const one = (v: unknown): unknown => {
+    if (typeof v !== "string" || !/^-?\d+$/.test(v)) return v;
+    const big = BigInt(v);
+    return big >= BigInt(Number.MIN_SAFE_INTEGER) && big <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(big) : big;
+  };
+  const deep = (v: unknown, depth: number): unknown => (depth > 0 && Array.isArray(v) ? v.map((x) => deep(x, depth - 1)) : one(v));
+  return (value) => deep(value, arrays);
+}
+
+/** Applies readConverter per column to rows read as JSONEachRow. */
+export function convertRows(rows: Record<string, unknown>[], columns: { name: string; type: string }[]): Record<string, unknown>[] {
+  const converters = columns.map((c) => [c.name, readConverter(c.type)] as const).filter(([, f]) => f !== null) as [string, (v: unknown) => unknown][];
+  if (converters.length === 0) return rows;
+  for (const row of rows) for (const [name, convert] of converters) if (name in row) row[name] = convert(row[name]);
+  return rows;
 }

@@ -5,7 +5,9 @@ import type { ColumnStore } from "../data/client.js";
 import type { Store } from "../store/db.js";
 import { findObjectsOfJob } from "../store/data-objects.js";
 import { findJobById } from "../store/jobs.js";
+import type { DataObjectRow } from "../store/schema.js";
 import { dropObject } from "./object-registry.js";
+import { resolveResults } from "./results.js";
 
 const TERMINAL = ["COMPLETED", "FAILED", "CANCELLED"];
 
@@ -13,27 +15,59 @@ async function preservesData(db: Store, jobId: bigint): Promise<boolean> {
   return (await findJobById(db, jobId))?.preservation_mode === "FULL";
 }
 
-/**
- * After an attempt: the temp objects it made that its result does not hand on can be read by no
- * one (nobody else has their names), so they go now.
- */
-export async function dropUnusedTemps(deps: { db: Store; columns: () => Promise<ColumnStore> }, jobId: bigint, made: Set<bigint>, resultJson: string): Promise<void> {
-  if (await preservesData(deps.db, jobId)) return;
-  const temps = (await findObjectsOfJob(deps.db, jobId, ["temp"])).filter((o) => made.has(o.id) && !resultJson.includes(`"${o.name}"`));
-  if (temps.length === 0) return;
-  const columns = await deps.columns();
-  for (const object of temps) await dropObject(deps.db, columns, object);
+interface CleanupDeps {
+  db: Store;
+  columns: () => Promise<ColumnStore>;
 }
 
-/** When a NONE job has ended, none of its tasks will read its temp objects again. */
+/**
+ * After a successful attempt: the temp objects it made that it did not hand on (in its result or
+ * in the arguments of tasks it scheduled) can be read by no one, so they go now (NONE jobs).
+ */
+export async function dropUnusedTemps(deps: CleanupDeps, jobId: bigint, made: Set<bigint>, handedOn: string): Promise<void> {
+  if (await preservesData(deps.db, jobId)) return;
+  const temps = (await findObjectsOfJob(deps.db, jobId, ["temp"])).filter((o) => made.has(o.id) && !handedOn.includes(`"${o.name}"`));
+  await dropAll(deps, temps);
+}
+
+/**
+ * After a failed attempt: what it made is not a result. Named objects go always (the retry makes
+ * them again, and would otherwise find the name taken); temp ones unless the job keeps them (FULL).
+ */
+export async function dropFailedAttemptObjects(deps: CleanupDeps, jobId: bigint, made: Set<bigint>): Promise<void> {
+  const keepTemps = await preservesData(deps.db, jobId);
+  const rows = await deps.db.selectFrom("data_objects").selectAll().where("id", "in", [...made]).execute();
+  await dropAll(deps, rows.filter((o) => o.scope !== "temp" || !keepTemps));
+}
+
+async function dropAll(deps: CleanupDeps, rows: DataObjectRow[]): Promise<void> {
+  if (rows.length === 0) return;
+  const columns = await deps.columns();
+  for (const object of rows) await dropObject(deps.db, columns, object);
+}
+
+/**
+ * When a NONE job has ended, none of its tasks will read its temp objects again; the ones its
+ * result hands to the user stay (with the job's retention).
+ */
 export async function dropFinishedTemps(db: Store, columns: () => Promise<ColumnStore>, jobId: bigint): Promise<number> {
   const job = await findJobById(db, jobId);
   if (!job || !TERMINAL.includes(job.status) || job.preservation_mode === "FULL") return 0;
-  const temps = await findObjectsOfJob(db, jobId, ["temp"]);
-  if (temps.length === 0) return 0;
-  const store = await columns();
-  for (const object of temps) await dropObject(db, store, object);
+  const result = await jobResultText(db, jobId);
+  const temps = (await findObjectsOfJob(db, jobId, ["temp"])).filter((o) => !result.includes(`"${o.name}"`));
+  await dropAll({ db, columns }, temps);
   return temps.length;
+}
+
+/** The job's result with task references followed, as JSON text ("" when it has none). */
+async function jobResultText(db: Store, jobId: bigint): Promise<string> {
+  const entry = await db.selectFrom("tasks").select(["id", "status"]).where("job_id", "=", jobId).where("kind", "=", "job").executeTakeFirst();
+  if (!entry || entry.status !== "COMPLETED") return "";
+  try {
+    return JSON.stringify((await resolveResults(db, [entry.id.toString()])).get(entry.id.toString()) ?? null);
+  } catch {
+    return ""; // part of the chain did not complete: there is no result to keep
+  }
 }
 
 /** Retention: a deleted job's temp and job objects go with it. */

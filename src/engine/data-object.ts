@@ -17,7 +17,7 @@ import {
   qualified,
   sourceOf,
 } from "./object-registry.js";
-import { createFromColumns, createFromQuery, createFromRows, derive, insertRows, readRows, readScalar } from "./objects.js";
+import { createFromColumns, createFromQuery, createFromRows, derive, insertRows, readRows, readScalar, selectRows } from "./objects.js";
 
 /** The data scope of the running task; objects made outside one use the scope they were made with. */
 async function scopeFor(fallback?: DataScope): Promise<DataScope> {
@@ -119,8 +119,8 @@ export class DataObject {
     derivations.checkColumnName(name);
     const ds = await scopeFor(this.boundScope);
     const order = this.record.sortSql ? raw(` ORDER BY ${this.record.sortSql}`) : raw("");
-    const rows = await ds.columns.query<{ value: unknown }>(sql`SELECT ${ident(name)} AS value FROM ${qualified(ds, this.record.table)}${order}`);
-    return rows.map((r) => r.value);
+    const rows = await selectRows(ds, this.record, sql`SELECT ${ident(name)} FROM ${qualified(ds, this.record.table)}${order}`);
+    return rows.map((r) => r[name]);
   }
 
   /** One aggregate over the object, e.g. scalar("sum(amount)"). */
@@ -135,12 +135,12 @@ export class DataObject {
   /** Rows in batches, for results too large to hold at once. */
   async *stream(batchSize = 10_000): AsyncGenerator<Record<string, unknown>[]> {
     const ds = await scopeFor(this.boundScope);
-    const order = this.record.sortSql ?? (await describeColumns(ds, this.record)).map((c) => ident(c.name).text).join(", ");
+    // A total order makes the pages stable between queries: the object's sort, then every column
+    // as a tie-breaker (a sort with ties alone would let rows move between pages).
+    const everyColumn = (await describeColumns(ds, this.record)).map((c) => ident(c.name).text).join(", ");
+    const order = this.record.sortSql ? `${this.record.sortSql}, ${everyColumn}` : everyColumn;
     for (let offset = 0; ; offset += batchSize) {
-      // A total order makes the pages stable between queries.
-      const batch = await ds.columns.query<Record<string, unknown>>(
-        sql`SELECT * FROM ${qualified(ds, this.record.table)} ORDER BY ${raw(order)} LIMIT ${offset}, ${batchSize}`,
-      );
+      const batch = await selectRows(ds, this.record, sql`SELECT * FROM ${qualified(ds, this.record.table)} ORDER BY ${raw(order)} LIMIT ${offset}, ${batchSize}`);
       if (batch.length > 0) yield batch;
       if (batch.length < batchSize) return;
     }

@@ -12,7 +12,9 @@ import type { RawFormat } from "../data/client.js";
 import { checkColumnName } from "../data/derive.js";
 import { raw, sql } from "../data/sql.js";
 import { type Features, inferType, normalizeType } from "../data/types.js";
-import type { CreateOptions, DataScope, ObjectRecord } from "./object-registry.js";
+import { findObjectByTable } from "../store/data-objects.js";
+import { recordOperation } from "../store/object-lineage.js";
+import { type CreateOptions, type DataScope, type ObjectRecord, dropObject } from "./object-registry.js";
 import { createFromColumns, derive } from "./objects.js";
 
 export type FileFormat = "csv" | "tsv" | "jsonl" | "parquet";
@@ -87,6 +89,7 @@ export async function createFromFile(ds: DataScope, source: string, options: Fil
   const sample = bytes ? bytes.subarray(0, SAMPLE_BYTES).toString("utf8") : await readHead(path!);
   const { names, columns } = format === "jsonl" ? sampleJsonLines(sample) : sampleDelimited(sample, format === "csv" ? "," : "\t");
   names.forEach(checkColumnName);
+  for (const typed of Object.keys(options.types ?? {})) if (!names.includes(typed)) throw invalid(`types names "${typed}", which "${source}" has no column for`);
   const types = Object.fromEntries(
     names.map((n, i) => [n, options.types?.[n] ? normalizeType(options.types[n]!, features) : inferText(columns[i]!, features, format)]),
   );
@@ -96,12 +99,30 @@ export async function createFromFile(ds: DataScope, source: string, options: Fil
     if (format === "jsonl") await insertJsonLines(ds, record.table, bytes ? Readable.from([bytes]) : createReadStream(path!));
     else await ds.columns.insertRaw(record.table, bytes ? Readable.from([bytes]) : createReadStream(path!), RAW_FORMATS[format]);
   } catch (error) {
+    // Half a file is not an object: drop it, so a corrected load can take the name.
+    const row = await findObjectByTable(ds.db, record.table);
+    if (row) await dropObject(ds.db, ds.columns, row);
     throw invalid(`"${source}" could not be loaded as ${format}: ${(error as Error).message.split("\n")[0]}`);
   }
+  // Lineage says where the data came from.
+  await recordOperation(ds.db, {
+    id: ds.ids.next(),
+    objectId: record.id,
+    objectName: record.name,
+    operation: "load",
+    sqlText: `INSERT INTO ${record.table} FORMAT ${format === "jsonl" ? "JSONEachRow" : RAW_FORMATS[format]} FROM ${source}`,
+    jobId: ds.jobId,
+    taskId: ds.taskId,
+    attempt: ds.attempt,
+    nowMs: ds.clock.now(),
+    inputs: [],
+    columns: [],
+  });
   return record;
 }
 
 async function createFromParquet(ds: DataScope, path: string | null, options: FileOptions): Promise<ObjectRecord> {
+  if (options.types || options.orderBy) throw invalid("Parquet files carry their own schema: types and orderBy do not apply");
   if (ds.columns.engine !== "chdb" || path === null) {
     throw invalid("Parquet is read by the embedded engine from a local file; convert it to CSV or JSON lines for a ClickHouse server or a URL");
   }
@@ -187,7 +208,7 @@ function inferText(values: unknown[], features: Features, format: FileFormat): s
   // elsewhere, and wherever \N appears, the column is nullable.
   const explicitNull = texts.some((v) => v === "\\N");
   let base = "String";
-  if (present.length > 0 && present.every((v) => /^-?\d{1,18}$/.test(v))) base = "Int64";
+  if (present.length > 0 && present.every((v) => /^-?\d{1,19}$/.test(v) && BigInt(v) >= -(1n << 63n) && BigInt(v) < 1n << 63n)) base = "Int64";
   else if (present.length > 0 && present.every((v) => /^-?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$/.test(v))) base = "Float64";
   else if (present.length > 0 && present.every((v) => v === "true" || v === "false")) base = features.bool ? "Bool" : "String";
   else if (present.length > 0 && present.every((v) => /^\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}$/.test(v))) base = "DateTime('UTC')";

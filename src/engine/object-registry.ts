@@ -83,12 +83,30 @@ export function placeObject(ds: DataScope, placement: Placement): { id: bigint; 
   return { id, name, table: `p_${name}`, scope };
 }
 
-/** Makes room for a new table: a taken name is a conflict unless the caller replaces it. */
-export async function claimTable(ds: DataScope, table: string, name: string, replace: boolean | undefined): Promise<void> {
-  const existing = await findObjectByTable(ds.db, table);
-  if (!existing) return;
-  if (!replace) throw conflict(`a data object named "${name}" already exists (pass replace: true to replace it)`, "name_taken");
-  await dropObject(ds.db, ds.columns, existing);
+/**
+ * Builds an object's table with `build(table)`. A taken name is a conflict unless replacing; a
+ * replacement is built beside the old table and swapped in only once complete, so an object can be
+ * replaced by something computed from itself, and a failed build leaves the old one intact.
+ */
+export async function buildTable(
+  ds: DataScope,
+  placed: { id: bigint; name: string; table: string },
+  replace: boolean | undefined,
+  build: (table: string) => Promise<void>,
+): Promise<void> {
+  const existing = await findObjectByTable(ds.db, placed.table);
+  if (existing && !replace) throw conflict(`a data object named "${placed.name}" already exists (pass replace: true to replace it)`, "name_taken");
+  const target = existing ? `${placed.table}_new_${placed.id}` : placed.table;
+  try {
+    await build(target);
+  } catch (error) {
+    await ds.columns.command(sql`DROP TABLE IF EXISTS ${qualified(ds, target)}`).catch(() => undefined);
+    throw error;
+  }
+  if (existing) {
+    await dropObject(ds.db, ds.columns, existing);
+    await ds.columns.command(sql`RENAME TABLE ${qualified(ds, target)} TO ${qualified(ds, placed.table)}`);
+  }
 }
 
 export interface Registration {
@@ -170,7 +188,8 @@ export async function describeColumns(ds: DataScope, record: ObjectRecord): Prom
 }
 
 export async function sourceOf(ds: DataScope, record: ObjectRecord): Promise<Source> {
-  return { ref: qualified(ds, record.table), columns: (await describeColumns(ds, record)).map((c) => c.name) };
+  const columns = await describeColumns(ds, record);
+  return { ref: qualified(ds, record.table), columns: columns.map((c) => c.name), types: columns.map((c) => c.type) };
 }
 
 /** Appends rows to an existing object (CONTRACT §5 insert); values are escaped, never spliced. */

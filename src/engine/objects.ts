@@ -5,14 +5,14 @@
 import { invalid } from "../core/errors.js";
 import { type Derivation, checkColumnName } from "../data/derive.js";
 import { type Sql, ident, raw, sql } from "../data/sql.js";
-import { inferType, jsonConverter, normalizeType, toJsonValue } from "../data/types.js";
+import { convertRows, inferType, jsonConverter, normalizeType, readConverter, toJsonValue } from "../data/types.js";
 import { recordOperation } from "../store/object-lineage.js";
 import {
   type CreateOptions,
   type DataScope,
   type ObjectRecord,
   type Placement,
-  claimTable,
+  buildTable,
   describeColumns,
   placeObject,
   qualified,
@@ -37,17 +37,18 @@ export async function createFromColumns(ds: DataScope, data: Record<string, read
   const features = await ds.columns.features();
   const types = names.map((n) => (options.types?.[n] ? normalizeType(options.types[n]!, features) : inferType(data[n]!, features)));
   const placed = placeObject(ds, options);
-  await claimTable(ds, placed.table, placed.name, options.replace);
   const definition = raw(names.map((n, i) => `${ident(n).text} ${types[i]}`).join(", "));
-  const statement = sql`CREATE TABLE ${qualified(ds, placed.table)} (${definition}) ENGINE = MergeTree ORDER BY ${orderClause(options.orderBy)}`;
-  await ds.columns.command(statement);
+  const create = (table: string) => sql`CREATE TABLE ${qualified(ds, table)} (${definition}) ENGINE = MergeTree ORDER BY ${orderClause(options.orderBy)}`;
   const count = [...lengths][0] ?? 0;
-  try {
-    await insertInBatches(ds, placed.table, names, types, data, count);
-  } catch (error) {
-    await ds.columns.command(sql`DROP TABLE IF EXISTS ${qualified(ds, placed.table)}`).catch(() => undefined);
-    throw invalid(`rows could not be stored: ${(error as Error).message}`);
-  }
+  await buildTable(ds, placed, options.replace, async (table) => {
+    await ds.columns.command(create(table));
+    try {
+      await insertInBatches(ds, table, names, types, data, count);
+    } catch (error) {
+      throw invalid(`rows could not be stored: ${(error as Error).message}`);
+    }
+  });
+  const statement = create(placed.table);
   const record = await registerObject(ds, { placed, operation: "create", statement, inputs: [], lineage: {}, sortSql: null });
   rememberColumns(record.id, names.map((name, i) => ({ name, type: types[i]! })));
   return record;
@@ -77,7 +78,11 @@ export async function createFromRows(ds: DataScope, rows: readonly Record<string
     if (typeof row !== "object" || row === null || Array.isArray(row)) throw invalid("rows must be plain objects");
     for (const key of Object.keys(row)) seen.add(key);
   }
-  for (const typed of Object.keys(options.types ?? {})) seen.add(typed);
+  for (const typed of Object.keys(options.types ?? {})) {
+    // With rows, a typed column that no row has is a typo; without rows, types declare the columns.
+    if (rows.length > 0 && !seen.has(typed)) throw invalid(`types names "${typed}", which no row has`);
+    seen.add(typed);
+  }
   const names = [...seen]; // a Set keeps first-appearance order
   if (names.length === 0) throw invalid("rows must have at least one column (or give types for an empty object)");
   const data = Object.fromEntries(names.map((n) => [n, rows.map((r) => r[n])]));
@@ -87,21 +92,29 @@ export async function createFromRows(ds: DataScope, rows: readonly Record<string
 /** A new object derived by one SELECT over other objects (filter, select, join, …). */
 export async function derive(ds: DataScope, operation: string, inputs: ObjectRecord[], derivation: Derivation, placement: Placement = {}): Promise<ObjectRecord> {
   const placed = placeObject(ds, placement);
-  await claimTable(ds, placed.table, placed.name, placement.replace);
-  const statement = sql`CREATE TABLE ${qualified(ds, placed.table)} ENGINE = MergeTree ORDER BY tuple() AS ${derivation.select}`;
-  await ds.columns.command(statement);
+  const create = (table: string) => sql`CREATE TABLE ${qualified(ds, table)} ENGINE = MergeTree ORDER BY tuple() AS ${derivation.select}`;
+  await buildTable(ds, placed, placement.replace, (table) => ds.columns.command(create(table)));
+  const statement = create(placed.table);
   return registerObject(ds, { placed, operation, statement, inputs, lineage: derivation.lineage, sortSql: derivation.sortSql ?? null });
 }
 
 /** A new object from a query: `{name}` placeholders stand for the given objects' tables. */
 export async function createFromQuery(ds: DataScope, query: string, objects: Record<string, ObjectRecord>, placement: Placement = {}): Promise<ObjectRecord> {
   const inputs: ObjectRecord[] = [];
-  const text = query.replace(/\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (_, key: string) => {
-    const object = objects[key];
-    if (!object) throw invalid(`query mentions {${key}} but no object was given for it`);
-    if (!inputs.includes(object)) inputs.push(object);
-    return qualified(ds, object.table).text;
-  });
+  // {name} stands for an object outside string literals and quoted identifiers only.
+  const text = query
+    .split(/('(?:[^'\\]|\\.)*'|`(?:[^`\\]|\\.)*`)/)
+    .map((part, i) =>
+      i % 2 === 1
+        ? part
+        : part.replace(/\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (_, key: string) => {
+            const object = objects[key];
+            if (!object) throw invalid(`query mentions {${key}} but no object was given for it`);
+            if (!inputs.includes(object)) inputs.push(object);
+            return qualified(ds, object.table).text;
+          }),
+    )
+    .join("");
   if (/;\s*\S/.test(text.replace(/'(?:[^'\\]|\\.)*'/g, "''"))) throw invalid("a query is one SELECT statement");
   return derive(ds, "query", inputs, { select: raw(text), lineage: {} }, placement);
 }
@@ -136,15 +149,28 @@ export async function insertRows(ds: DataScope, record: ObjectRecord, rows: read
   return prepared.length;
 }
 
+/** Rows of a SELECT over an object, with its wide integers read exactly. */
+export async function selectRows(ds: DataScope, record: ObjectRecord, statement: Sql): Promise<Record<string, unknown>[]> {
+  return convertRows(await ds.columns.query<Record<string, unknown>>(statement), await describeColumns(ds, record));
+}
+
 export async function readRows(ds: DataScope, record: ObjectRecord, options: { limit?: number; offset?: number } = {}): Promise<Record<string, unknown>[]> {
   const order = record.sortSql ? raw(` ORDER BY ${record.sortSql}`) : raw("");
-  const limit = options.limit !== undefined ? sql` LIMIT ${options.offset ?? 0}, ${options.limit}` : raw("");
-  return ds.columns.query(sql`SELECT * FROM ${qualified(ds, record.table)}${order}${limit}`);
+  const paged = options.limit !== undefined || options.offset !== undefined;
+  // An offset alone needs a length: ClickHouse 18.16 overflows on a huge one, so use the row count.
+  const length = options.limit ?? (paged ? Number(await readScalar(ds, record, raw("count()"))) : 0);
+  const limit = paged ? sql` LIMIT ${options.offset ?? 0}, ${length}` : raw("");
+  return selectRows(ds, record, sql`SELECT * FROM ${qualified(ds, record.table)}${order}${limit}`);
 }
 
 export async function readScalar(ds: DataScope, record: ObjectRecord, expression: Sql): Promise<unknown> {
-  const rows = await ds.columns.query<{ value: unknown }>(sql`SELECT ${expression} AS value FROM ${qualified(ds, record.table)}`);
-  return rows[0]?.value ?? null;
+  // The value's type comes along, so a 64-bit result is read exactly.
+  const rows = await ds.columns.query<{ value: unknown; type: string }>(
+    sql`SELECT ${expression} AS value, toTypeName(${expression}) AS type FROM ${qualified(ds, record.table)} LIMIT 1`,
+  );
+  const row = rows[0];
+  if (!row) return null;
+  return readConverter(row.type)?.(row.value) ?? row.value;
 }
 
 /** The object a name means for this scope's job (its job object, else global, else a temp table). */

@@ -11,7 +11,7 @@ import { type AttemptKey, completeTask, failAttempt, finishJobIfDone, markTaskRu
 import { wireBuiltins } from "./builtins.js";
 import type { TaskContext } from "./definitions.js";
 import type { ColumnStore } from "../data/client.js";
-import { dropFinishedTemps, dropUnusedTemps } from "./cleanup.js";
+import { dropFailedAttemptObjects, dropFinishedTemps, dropUnusedTemps } from "./cleanup.js";
 import { type Execution, currentExecution, executions, scheduleTask } from "./execution.js";
 import { reviveObjects } from "./revive.js";
 import { resolveJob, resolveTask } from "./loader.js";
@@ -104,7 +104,10 @@ async function runAttempt(deps: EngineDeps, task: TaskRow, key: AttemptKey, cont
     const outcome = await completeTask(db, { key, resultJson, children: execution.children, resultReferences: references, nowMs: clock.now() });
     log.write("INFO", outcome.completed ? `completed in ${clock.now() - started} ms` : "finished, but the task was cancelled or reassigned meanwhile: result discarded");
     // Intermediate objects the attempt made and did not hand on are dropped now (NONE jobs).
-    if (objectsMade.size > 0) await dropUnusedTemps(deps, task.job_id, objectsMade, outcome.completed ? resultJson : "");
+    if (objectsMade.size > 0) {
+      if (outcome.completed) await dropUnusedTemps(deps, task.job_id, objectsMade, resultJson + execution.children.map((c) => c.row.kwargs).join(""));
+      else await dropFailedAttemptObjects(deps, task.job_id, objectsMade);
+    }
     if (outcome.completed && outcome.jobId !== undefined) await finishJob(deps, outcome.jobId);
   } catch (error) {
     if (error instanceof AttemptAbandoned) {
@@ -117,7 +120,7 @@ async function runAttempt(deps: EngineDeps, task: TaskRow, key: AttemptKey, cont
     const delay = backoffDelayMs(key.attempt, Number(task.backoff_ms), (deps.random ?? Math.random)());
     const outcome = await failAttempt(db, { key, error: message, retryAtMs: attemptsLeft ? clock.now() + delay : null, nowMs: clock.now() }, ["RUNNING"]);
     if (outcome.failed && attemptsLeft) log.write("INFO", `retrying in ${delay} ms as attempt ${key.attempt + 1}`);
-    if (objectsMade.size > 0) await dropUnusedTemps(deps, task.job_id, objectsMade, "");
+    if (objectsMade.size > 0) await dropFailedAttemptObjects(deps, task.job_id, objectsMade);
     if (outcome.failed && !attemptsLeft && outcome.jobId !== undefined) await finishJob(deps, outcome.jobId);
   } finally {
     log.close();
@@ -166,7 +169,10 @@ async function runWithLimits(deps: EngineDeps, task: TaskRow, controller: AbortC
     });
   });
   try {
-    return await Promise.race([run(), limits]);
+    const result = await Promise.race([run(), limits]);
+    // A result that arrives after the timeout (or a cancel) fired is not a success.
+    if (controller.signal.aborted) throw controller.signal.reason;
+    return result;
   } catch (error) {
     // After a timeout, whatever the code threw, the failure is the timeout.
     if (controller.signal.aborted && controller.signal.reason instanceof Error && !(error instanceof AttemptAbandoned)) {
