@@ -166,7 +166,7 @@ export async function readRows(ds: DataScope, record: ObjectRecord, options: { l
 export async function readScalar(ds: DataScope, record: ObjectRecord, expression: Sql): Promise<unknown> {
   // The value's type comes along, so a 64-bit result is read exactly.
   const rows = await ds.columns.query<{ value: unknown; type: string }>(
-    sql`SELECT ${expression} AS value, toTypeName(${expression}) AS type FROM ${qualified(ds, record.table)} LIMIT 1`,
+    sql`SELECT ${expression} AS value, toTypeName(value) AS type FROM ${qualified(ds, record.table)} LIMIT 1`,
   );
   const row = rows[0];
   if (!row) return null;
