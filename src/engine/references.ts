@@ -13,12 +13,17 @@ export class TaskRef<T = unknown> {
 
 export const isTaskRef = (value: unknown): value is TaskRef => value instanceof TaskRef;
 
+/** The value of `key` when it is the only key of a plain object (the shape of stored markers). */
+export function soleValue(value: unknown, key: string): unknown {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return undefined;
+  const keys = Object.keys(value);
+  return keys.length === 1 && keys[0] === key ? (value as Record<string, unknown>)[key] : undefined;
+}
+
 /** A stored marker: an object whose only key is task_id with a decimal id. */
 export function markerId(value: unknown): string | null {
-  if (typeof value !== "object" || value === null || Array.isArray(value)) return null;
-  const keys = Object.keys(value);
-  const id = (value as { task_id?: unknown }).task_id;
-  return keys.length === 1 && typeof id === "string" && /^\d+$/.test(id) ? id : null;
+  const id = soleValue(value, "task_id");
+  return typeof id === "string" && /^\d+$/.test(id) ? id : null;
 }
 
 /** Every task id referenced in a value (TaskRef objects or stored markers), without duplicates. */

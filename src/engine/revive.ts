@@ -1,13 +1,12 @@
 // Turns {"object": "<name>"} in task arguments back into DataObjects bound to the running task.
 
 import { DataObject } from "./data-object.js";
+import { soleValue } from "./references.js";
 import { type DataScope, findObjectRecord } from "./object-registry.js";
 
 const objectName = (value: unknown): string | null => {
-  if (typeof value !== "object" || value === null || Array.isArray(value)) return null;
-  const keys = Object.keys(value);
-  const name = (value as { object?: unknown }).object;
-  return keys.length === 1 && typeof name === "string" ? name : null;
+  const name = soleValue(value, "object");
+  return typeof name === "string" ? name : null;
 };
 
 export async function reviveObjects(value: unknown, scope: () => Promise<DataScope>): Promise<unknown> {
