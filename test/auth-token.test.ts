@@ -1,14 +1,14 @@
 // Scheme A: SERVICE_API_TOKEN read on every request; /api/v0 and /mcp need it, docs and /health do not.
 
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { BACKENDS } from "./support/backends.js";
+import { afterAll, afterEach, beforeAll, expect, it } from "vitest";
+import { forEachBackend } from "./support/backends.js";
 import { type Harness, startHarness } from "./support/harness.js";
 
-describe("static token authentication", () => {
+forEachBackend("static token authentication", (backend) => {
   let h: Harness;
   const original = process.env.SERVICE_API_TOKEN;
   beforeAll(async () => {
-    h = await startHarness(BACKENDS[0]!);
+    h = await startHarness(backend);
   });
   afterEach(() => {
     if (original === undefined) delete process.env.SERVICE_API_TOKEN;

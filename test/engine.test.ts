@@ -2,7 +2,7 @@
 // propagation, cancellation, timeouts and task logs.
 
 import { existsSync, rmSync } from "node:fs";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, expect, it } from "vitest";
 import type { EngineRuntime } from "../src/app/engine-runtime.js";
 import type { JobDetail } from "../src/models/jobs.js";
 import type { TaskDetail, TaskLogsView } from "../src/models/tasks.js";
@@ -223,10 +223,10 @@ forEachBackend("engine without a worker", (backend) => {
   });
 });
 
-describe("entrypoint and kwargs validation", () => {
+forEachBackend("entrypoint and kwargs validation", (backend) => {
   let h: Harness;
   beforeAll(async () => {
-    h = await startHarness((await import("./support/backends.js")).BACKENDS[0]!);
+    h = await startHarness(backend);
   });
   afterAll(() => h?.close());
 

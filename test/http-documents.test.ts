@@ -1,9 +1,9 @@
 // The OpenAPI document, the documentation pages, the web app fallback and the MCP tool listing.
 
 import { Validator } from "@seriousme/openapi-schema-validator";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, expect, it } from "vitest";
 import { operations } from "../src/operations/index.js";
-import { BACKENDS } from "./support/backends.js";
+import { forEachBackend } from "./support/backends.js";
 import { type Harness, startHarness } from "./support/harness.js";
 
 const SPEC_TOOLS = [
@@ -21,10 +21,10 @@ const SPEC_PATHS: [string, string][] = [
   ["delete", "/api/v0/objects/{name}"], ["post", "/api/v0/objects:purge"], ["get", "/api/v0/auth/me"], ["get", "/health"],
 ];
 
-describe("HTTP documents", () => {
+forEachBackend("HTTP documents", (backend) => {
   let h: Harness;
   beforeAll(async () => {
-    h = await startHarness(BACKENDS[0]!);
+    h = await startHarness(backend);
   });
   afterAll(() => h?.close());
 
@@ -68,7 +68,7 @@ describe("HTTP documents", () => {
   it("GET /health is a liveness probe", async () => {
     const { status, body } = await h.http("GET", "/health");
     expect(status).toBe(200);
-    expect(body).toMatchObject({ status: "ok", mode: "local" });
+    expect(body).toMatchObject({ status: "ok", mode: backend.name });
   });
 
   it("GET /auth/me is the synthetic admin while authentication is off", async () => {
