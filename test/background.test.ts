@@ -78,6 +78,20 @@ forEachBackend("background loop", (backend) => {
     }
   });
 
+  it("never declares a worker of its own process lost", async () => {
+    const engine = await withEngine(h, 1);
+    try {
+      const id = engine.worker().id;
+      await h.service.db.updateTable("workers").set({ last_heartbeat: Date.now() - 3_600_000 }).where("id", "=", id).execute();
+      // A task blocked the event loop for an hour: the worker and this loop resume together.
+      expect(await reapLostWorkers({ ...deps({ now: () => Date.now() }), ownWorkers: () => [id] })).toBe(0);
+      const worker = (await h.http("GET", `/api/v0/workers?status=ACTIVE`)).body as { items: { id: string }[] };
+      expect(worker.items.map((w) => w.id)).toContain(id.toString());
+    } finally {
+      await engine.stop();
+    }
+  });
+
   it("fires a schedule once per due time, collapses missed runs, and is safe with two loops", async () => {
     const t0 = Date.UTC(2026, 10, 22, 10, 0, 0);
     const clock = new ManualClock(t0);

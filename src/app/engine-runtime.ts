@@ -64,6 +64,7 @@ export async function startEngine(service: OpenedService, options: EngineRuntime
           // Retention takes a deleted job's objects with it.
           onJobsDeleted: (jobIds) => dropObjectsOfJobs(service.db, service.columns, jobIds),
           sweepObjects: () => sweepFinishedTemps(service.db, service.columns),
+          ownWorkers: () => [current.id],
         },
         options.backgroundIntervalMs,
       )

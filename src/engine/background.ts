@@ -12,7 +12,7 @@ import { deleteJob, findExpiredJobs } from "../store/jobs.js";
 import { advanceSchedule, findDueSchedules } from "../store/registered-jobs.js";
 import { listTasksHeldBy } from "../store/tasks.js";
 import { failAttempt, finishJobIfDone } from "../store/transitions.js";
-import { findSilentWorkers, markWorkerLost } from "../store/workers.js";
+import { findSilentWorkers, markWorkerLost, recordHeartbeat } from "../store/workers.js";
 import { backoffDelayMs } from "./retry.js";
 import { nextFireTime } from "./schedule.js";
 import { startRun } from "./start-run.js";
@@ -29,6 +29,11 @@ export interface BackgroundDeps {
   onJobsDeleted?: (jobIds: bigint[]) => Promise<void>;
   /** Drops temp objects of ended jobs (cancelled or failed elsewhere); where the column store lives. */
   sweepObjects?: () => Promise<number>;
+  /**
+   * Workers running in this very process: alive whenever this loop runs, even if a task blocked the
+   * event loop past SERVICE_WORKER_TIMEOUT and delayed their heartbeat.
+   */
+  ownWorkers?: () => bigint[];
 }
 
 /** CONTRACT §3: silent workers become LOST; their claimed and running tasks are retried or failed. */
@@ -36,7 +41,12 @@ export async function reapLostWorkers(deps: BackgroundDeps): Promise<number> {
   const now = deps.clock.now();
   const cutoff = now - deps.config.workerTimeoutS * 1000;
   let reaped = 0;
+  const own = new Set(deps.ownWorkers?.() ?? []);
   for (const worker of await findSilentWorkers(deps.db, cutoff)) {
+    if (own.has(worker.id)) {
+      await recordHeartbeat(deps.db, worker.id, now);
+      continue;
+    }
     if (!(await markWorkerLost(deps.db, worker.id, cutoff, now))) continue;
     reaped += 1;
     deps.log.warn(`worker ${worker.id} on ${worker.hostname} (pid ${worker.pid}) is lost: no heartbeat for ${deps.config.workerTimeoutS} s`);
