@@ -36,13 +36,6 @@ export async function readTableStats(store: ColumnStore, tables: string[]): Prom
   return stats;
 }
 
-export async function tableExists(store: ColumnStore, table: string): Promise<boolean> {
-  const rows = await store.query<{ n: number | string }>(
-    sql`SELECT count() AS n FROM system.tables WHERE database = ${store.database} AND name = ${table}`,
-  );
-  return Number(rows[0]?.n ?? 0) > 0;
-}
-
 export async function readTableSchema(store: ColumnStore, table: string): Promise<TableSchema | null> {
   const tables = await store.query<{ engine: string; sorting_key: string }>(
     sql`SELECT engine, sorting_key FROM system.tables WHERE database = ${store.database} AND name = ${table}`,

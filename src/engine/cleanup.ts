@@ -5,11 +5,11 @@ import type { ColumnStore } from "../data/client.js";
 import type { Store } from "../store/db.js";
 import { findObjectsOfJob } from "../store/data-objects.js";
 import { findJobById } from "../store/jobs.js";
+import { TERMINAL_JOB_STATUSES } from "../store/statuses.js";
 import type { DataObjectRow } from "../store/schema.js";
 import { dropObject } from "./object-registry.js";
 import { resolveResults } from "./results.js";
 
-const TERMINAL = ["COMPLETED", "FAILED", "CANCELLED"];
 
 async function preservesData(db: Store, jobId: bigint): Promise<boolean> {
   return (await findJobById(db, jobId))?.preservation_mode === "FULL";
@@ -52,7 +52,7 @@ async function dropAll(deps: CleanupDeps, rows: DataObjectRow[]): Promise<void> 
  */
 export async function dropFinishedTemps(db: Store, columns: () => Promise<ColumnStore>, jobId: bigint): Promise<number> {
   const job = await findJobById(db, jobId);
-  if (!job || !TERMINAL.includes(job.status) || job.preservation_mode === "FULL") return 0;
+  if (!job || !TERMINAL_JOB_STATUSES.includes(job.status) || job.preservation_mode === "FULL") return 0;
   const result = await jobResultText(db, jobId);
   const temps = (await findObjectsOfJob(db, jobId, ["temp"])).filter((o) => !result.includes(`"${o.name}"`));
   await dropAll({ db, columns }, temps);
@@ -87,7 +87,7 @@ export async function sweepFinishedTemps(db: Store, columns: () => Promise<Colum
     .innerJoin("jobs", "jobs.id", "data_objects.job_id")
     .selectAll("data_objects")
     .where("data_objects.scope", "=", "temp")
-    .where("jobs.status", "in", TERMINAL)
+    .where("jobs.status", "in", TERMINAL_JOB_STATUSES)
     .where("jobs.preservation_mode", "=", "NONE")
     .limit(100)
     .execute();

@@ -3,6 +3,7 @@
 import { countOf, decodeIdCursor, pageOf } from "./paging.js";
 import type { JobRow, NewJobRow } from "./schema.js";
 import type { Store } from "./db.js";
+import { OPEN_JOB_STATUSES, TERMINAL_JOB_STATUSES } from "./statuses.js";
 
 export interface JobListQuery {
   status?: string;
@@ -17,7 +18,6 @@ export const JOB_SUMMARY_COLUMNS = ["id", "name", "status", "run_type", "preserv
 export type JobSummaryRow = Pick<JobRow, (typeof JOB_SUMMARY_COLUMNS)[number]>;
 export type JobWithCounts = JobSummaryRow & { counts: { total: number; completed: number } };
 
-const NON_TERMINAL = ["PENDING", "RUNNING"];
 
 export async function insertJob(db: Store, row: NewJobRow): Promise<void> {
   await db.insertInto("jobs").values(row).execute();
@@ -80,7 +80,7 @@ export async function markJobCancelled(db: Store, id: bigint, nowMs: number): Pr
     .updateTable("jobs")
     .set({ status: "CANCELLED", completed_at: nowMs, error: "cancelled" })
     .where("id", "=", id)
-    .where("status", "in", NON_TERMINAL)
+    .where("status", "in", OPEN_JOB_STATUSES)
     .executeTakeFirst();
   if (Number(result.numUpdatedRows) === 0) return undefined;
   return findJobById(db, id);
@@ -91,7 +91,7 @@ export async function findExpiredJobs(db: Store, cutoffMs: number, limit: number
   const rows = await db
     .selectFrom("jobs")
     .select("id")
-    .where("status", "in", ["COMPLETED", "FAILED", "CANCELLED"])
+    .where("status", "in", TERMINAL_JOB_STATUSES)
     .where("completed_at", "<", BigInt(cutoffMs))
     .orderBy("completed_at")
     .limit(limit)
@@ -105,6 +105,6 @@ export async function deleteJob(db: Store, id: bigint): Promise<void> {
     const tasks = tx.selectFrom("tasks").select("id").where("job_id", "=", id);
     await tx.deleteFrom("task_deps").where((eb) => eb.or([eb("task_id", "in", tasks), eb("depends_on_id", "in", tasks)])).execute();
     await tx.deleteFrom("tasks").where("job_id", "=", id).execute();
-    await tx.deleteFrom("jobs").where("id", "=", id).where("status", "in", ["COMPLETED", "FAILED", "CANCELLED"]).execute();
+    await tx.deleteFrom("jobs").where("id", "=", id).where("status", "in", TERMINAL_JOB_STATUSES).execute();
   });
 }

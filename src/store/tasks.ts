@@ -2,8 +2,8 @@
 
 import type { NewTaskRow, TaskRow } from "./schema.js";
 import type { Store } from "./db.js";
+import { OPEN_TASK_STATUSES } from "./statuses.js";
 
-export const NON_TERMINAL_TASK_STATUSES = ["PENDING", "CLAIMED", "RUNNING"];
 
 export async function insertTask(db: Store, row: NewTaskRow, dependsOn: bigint[] = []): Promise<void> {
   await db.insertInto("tasks").values(row).execute();
@@ -34,7 +34,7 @@ export async function cancelTasksOfJob(db: Store, jobId: bigint, nowMs: number):
     .updateTable("tasks")
     .set({ status: "CANCELLED", completed_at: nowMs })
     .where("job_id", "=", jobId)
-    .where("status", "in", NON_TERMINAL_TASK_STATUSES)
+    .where("status", "in", OPEN_TASK_STATUSES)
     .executeTakeFirst();
   return Number(result.numUpdatedRows);
 }

@@ -3,6 +3,7 @@
 
 import { sql, type UpdateQueryBuilder, type UpdateResult } from "kysely";
 import { type Store, isPostgres } from "./db.js";
+import { OPEN_JOB_STATUSES, OPEN_TASK_STATUSES } from "./statuses.js";
 import type { Database, NewTaskRow } from "./schema.js";
 
 export interface AttemptKey {
@@ -192,7 +193,7 @@ export async function finishJobIfDone(db: Store, jobId: bigint, nowMs: number): 
     .selectFrom("tasks")
     .select("id")
     .where("job_id", "=", jobId)
-    .where("status", "in", ["PENDING", "CLAIMED", "RUNNING"])
+    .where("status", "in", OPEN_TASK_STATUSES)
     .limit(1)
     .executeTakeFirst();
   if (open) return null;
@@ -213,7 +214,7 @@ export async function finishJobIfDone(db: Store, jobId: bigint, nowMs: number): 
     .updateTable("jobs")
     .set({ status, completed_at: nowMs, error, result_ref: status === "COMPLETED" ? (entry?.result_ref ?? null) : null })
     .where("id", "=", jobId)
-    .where("status", "in", ["PENDING", "RUNNING"])
+    .where("status", "in", OPEN_JOB_STATUSES)
     .executeTakeFirst();
   return Number(result.numUpdatedRows) > 0 ? status : null;
 }

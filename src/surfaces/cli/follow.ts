@@ -1,7 +1,8 @@
 // `run-job --wait`: follows a job until it ends, showing progress (a bar on a terminal, plain lines
 // otherwise), then prints its result or its error.
 
-import type { JobDetail } from "../../models/jobs.js";
+import { type JobDetail, TERMINAL_JOB_STATUSES } from "../../models/jobs.js";
+import { TERMINAL_TASK_STATUSES } from "../../models/tasks.js";
 import type { AnyOperation } from "../../operations/index.js";
 import type { Caller } from "./program.js";
 
@@ -12,7 +13,6 @@ export interface FollowIo {
   isTty: boolean;
 }
 
-const TERMINAL = new Set(["COMPLETED", "FAILED", "CANCELLED"]);
 const POLL_MS = 300;
 
 function bar(done: number, total: number, width = 30): string {
@@ -30,7 +30,7 @@ export async function followJob(
   let last = "";
   for (;;) {
     const job = (await call(getJob, { ref: jobId })) as JobDetail;
-    const done = job.tasks.filter((t) => TERMINAL.has(t.status) || t.status === "SKIPPED").length;
+    const done = job.tasks.filter((t) => TERMINAL_TASK_STATUSES.includes(t.status)).length;
     const line = io.isTty
       ? `${bar(done, job.tasks.length)} ${done}/${job.tasks.length} tasks  ${job.status}`
       : `${job.status}: ${done} of ${job.tasks.length} tasks done`;
@@ -38,7 +38,7 @@ export async function followJob(
       io.progress(line, io.isTty);
       last = line;
     }
-    if (TERMINAL.has(job.status)) {
+    if (TERMINAL_JOB_STATUSES.includes(job.status)) {
       if (io.isTty) io.progress("", false);
       return job;
     }
