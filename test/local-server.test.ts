@@ -20,6 +20,16 @@ async function freePort(): Promise<number> {
   });
 }
 
+/** Polls the server's REST API until the job ends (at most 15 s); returns its final status. */
+async function endedStatus(url: string, id: string): Promise<string> {
+  let status = "PENDING";
+  for (let i = 0; i < 300 && (status === "PENDING" || status === "RUNNING"); i++) {
+    await new Promise((r) => setTimeout(r, 50));
+    status = ((await (await fetch(`${url}/api/v0/jobs/${id}`)).json()) as { status: string }).status;
+  }
+  return status;
+}
+
 describe("local start", () => {
   const home = mkdtempSync(join(tmpdir(), "jobhouse-local-"));
   const env = { ...process.env, SERVICE_HOME: home, SERVICE_API_TOKEN: "", SERVICE_SQL_URL: "", SERVICE_CH_URL: "" };
@@ -69,12 +79,7 @@ describe("local start", () => {
       headers: { "content-type": "application/json" },
       body: JSON.stringify({ name: "sales" }),
     })).json()) as { id: string };
-    let status = "PENDING";
-    for (let i = 0; i < 300 && (status === "PENDING" || status === "RUNNING"); i++) {
-      await new Promise((r) => setTimeout(r, 50));
-      status = ((await (await fetch(`${url}/api/v0/jobs/${started.id}`)).json()) as { status: string }).status;
-    }
-    expect(status).toBe("COMPLETED");
+    expect(await endedStatus(url, started.id)).toBe("COMPLETED");
     const workers = (await (await fetch(`${url}/api/v0/workers?status=ACTIVE`)).json()) as { items: { pid: number }[] };
     expect(workers.items.map((w) => w.pid)).toContain(server.pid);
   });
@@ -107,12 +112,7 @@ describe("local start", () => {
     expect(runs.map((r) => r.code)).toEqual([0, 0, 0, 0]);
     for (const { out } of runs) {
       const id = (JSON.parse(out) as { id: string }).id;
-      let status = "PENDING";
-      for (let i = 0; i < 300 && (status === "PENDING" || status === "RUNNING"); i++) {
-        await new Promise((r) => setTimeout(r, 50));
-        status = ((await (await fetch(`${url}/api/v0/jobs/${id}`)).json()) as { status: string }).status;
-      }
-      expect(status).toBe("COMPLETED");
+      expect(await endedStatus(url, id)).toBe("COMPLETED");
     }
   });
 

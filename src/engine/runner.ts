@@ -100,6 +100,7 @@ async function runAttempt(deps: EngineDeps, task: TaskRow, key: AttemptKey, cont
   try {
     const result = await runWithLimits(deps, task, controller, () => executions.run(execution, () => invokeCode(deps, task, context)));
     const resultJson = toStoredJson(result, `result of task "${task.name}"`);
+    // From the stored JSON, not the live value: a DataObject carries its whole data scope.
     const references = [...collectReferences(JSON.parse(resultJson))].map(BigInt);
     const outcome = await completeTask(db, { key, resultJson, children: execution.children, resultReferences: references, nowMs: clock.now() });
     log.write("INFO", outcome.completed ? `completed in ${clock.now() - started} ms` : "finished, but the task was cancelled or reassigned meanwhile: result discarded");

@@ -1,24 +1,11 @@
 // Helpers for engine tests: an in-process engine on a harness, and waiting for jobs to settle.
 
 import { type EngineRuntime, startEngine } from "../../src/app/engine-runtime.js";
-import type { JobDetail } from "../../src/models/jobs.js";
+import { type JobDetail, TERMINAL_JOB_STATUSES } from "../../src/models/jobs.js";
 import type { Harness } from "./harness.js";
 
 export async function withEngine(h: Harness, concurrency = 4): Promise<EngineRuntime> {
   return startEngine(h.service, { concurrency, background: false, cancelGraceMs: 300, keepAlive: true });
-}
-
-const TERMINAL = ["COMPLETED", "FAILED", "CANCELLED"];
-
-/** Polls get_job until the job is terminal; fails after `limitMs` (a bound, not a timing assertion). */
-export async function waitForJob(h: Harness, id: string, limitMs = 30_000): Promise<JobDetail> {
-  const deadline = Date.now() + limitMs;
-  for (;;) {
-    const job = (await h.call("get_job", { ref: id })) as JobDetail;
-    if (TERMINAL.includes(job.status)) return job;
-    if (Date.now() > deadline) throw new Error(`job ${id} still ${job.status} after ${limitMs} ms`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
 }
 
 export async function waitFor<T>(what: string, probe: () => Promise<T | undefined | null | false>, limitMs = 15_000): Promise<T> {
@@ -29,6 +16,14 @@ export async function waitFor<T>(what: string, probe: () => Promise<T | undefine
     if (Date.now() > deadline) throw new Error(`gave up waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 20));
   }
+}
+
+/** Polls get_job until the job is terminal; fails after `limitMs` (a bound, not a timing assertion). */
+export async function waitForJob(h: Harness, id: string, limitMs = 30_000): Promise<JobDetail> {
+  return waitFor(`job ${id} to end`, async () => {
+    const job = (await h.call("get_job", { ref: id })) as JobDetail;
+    return TERMINAL_JOB_STATUSES.includes(job.status) ? job : null;
+  }, limitMs);
 }
 
 export async function runAndWait(h: Harness, name: string, kwargs: Record<string, unknown> = {}): Promise<JobDetail> {

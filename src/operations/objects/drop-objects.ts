@@ -7,8 +7,6 @@ import { dropObject } from "../../engine/object-registry.js";
 import type { Store } from "../../store/db.js";
 import type { DataObjectRow } from "../../store/schema.js";
 
-export { dropObject };
-
 export async function dropObjectOrFail(db: Store, columns: ColumnStore, row: DataObjectRow): Promise<void> {
   if (!(await dropObject(db, columns, row))) throw notFound(`data object "${row.name}" was deleted meanwhile`);
 }
