@@ -3,6 +3,7 @@
 
 import type { ColumnStore } from "./client.js";
 import { sql } from "./sql.js";
+import { typeShape } from "./types.js";
 
 export interface TableStats {
   rowCount: number;
@@ -49,36 +50,8 @@ export async function readTableSchema(store: ColumnStore, table: string): Promis
   return { columns: columns.map((c) => describeColumn(c.name, c.type)), orderBy: info.sorting_key || null, engine: info.engine };
 }
 
-/** Splits a ClickHouse type into its base type and the wrappers (CONTRACT §5 ColumnView). */
+/** A column's ColumnView facts from its ClickHouse type. */
 export function describeColumn(name: string, type: string): ColumnInfo {
-  let base = type.trim();
-  let arrayDepth = 0;
-  let nullable = false;
-  let lowCardinality = false;
-  for (;;) {
-    const inner = unwrap(base, "Array");
-    if (inner !== null) {
-      arrayDepth += 1;
-      base = inner;
-      continue;
-    }
-    const lc = unwrap(base, "LowCardinality");
-    if (lc !== null) {
-      lowCardinality = true;
-      base = lc;
-      continue;
-    }
-    const n = unwrap(base, "Nullable");
-    if (n !== null) {
-      nullable = true;
-      base = n;
-      continue;
-    }
-    break;
-  }
+  const { base, nullable, arrayDepth, lowCardinality } = typeShape(type);
   return { name, type: base, nullable, arrayDepth, lowCardinality };
-}
-
-function unwrap(type: string, wrapper: string): string | null {
-  return type.startsWith(wrapper + "(") && type.endsWith(")") ? type.slice(wrapper.length + 1, -1).trim() : null;
 }

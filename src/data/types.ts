@@ -124,15 +124,24 @@ export function jsonConverter(type: string): (value: unknown) => unknown {
 
 const WIDE_INTEGER = /^(?:U?Int(?:64|128|256))$/;
 
-/** The base of a type without Nullable/LowCardinality wrappers, and how many Arrays enclose it. */
-function unwrapType(type: string): { base: string; arrays: number } {
-  let base = type.trim();
-  let arrays = 0;
+export interface TypeShape {
+  /** The type without its Nullable, LowCardinality and Array wrappers. */
+  base: string;
+  nullable: boolean;
+  arrayDepth: number;
+  lowCardinality: boolean;
+}
+
+/** Splits a ClickHouse type into its base type and the wrappers around it (CONTRACT §5 ColumnView). */
+export function typeShape(type: string): TypeShape {
+  const shape: TypeShape = { base: type.trim(), nullable: false, arrayDepth: 0, lowCardinality: false };
   for (;;) {
-    const m = /^(Nullable|LowCardinality|Array)\((.*)\)$/.exec(base);
-    if (!m) return { base, arrays };
-    if (m[1] === "Array") arrays += 1;
-    base = m[2]!.trim();
+    const wrapped = /^(Nullable|LowCardinality|Array)\((.*)\)$/.exec(shape.base);
+    if (!wrapped) return shape;
+    if (wrapped[1] === "Array") shape.arrayDepth += 1;
+    else if (wrapped[1] === "Nullable") shape.nullable = true;
+    else shape.lowCardinality = true;
+    shape.base = wrapped[2]!.trim();
   }
 }
 
@@ -141,7 +150,7 @@ function unwrapType(type: string): { base: string; arrays: number } {
  * integers become numbers when exact, bigints otherwise.
  */
 export function readConverter(type: string): ((value: unknown) => unknown) | null {
-  const { base, arrays } = unwrapType(type);
+  const { base, arrayDepth: arrays } = typeShape(type);
   if (!WIDE_INTEGER.test(base)) return null;
   const one = (v: unknown): unknown => {
     if (typeof v !== "string" || !/^-?\d+$/.test(v)) return v;
