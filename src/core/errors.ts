@@ -52,7 +52,7 @@ export const notFound = (detail: string, code = "not_found") => new ServiceError
 export const conflict = (detail: string, code = "conflict") => new ServiceError("conflict", code, detail);
 export const invalid = (detail: string, code = "invalid") => new ServiceError("invalid", code, detail);
 export const unauthorized = (detail: string) => new ServiceError("unauthorized", "unauthorized", detail);
-export const forbidden = (detail: string) => new ServiceError("forbidden", "forbidden", detail);
+export const forbidden = (detail: string, code = "forbidden") => new ServiceError("forbidden", code, detail);
 export const unavailable = (detail: string, code = "unavailable") => new ServiceError("unavailable", code, detail);
 
 export const isServiceError = (e: unknown): e is ServiceError => e instanceof ServiceError;

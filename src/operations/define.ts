@@ -4,6 +4,8 @@
 import { z } from "zod";
 import type { OperationContext } from "./context.js";
 
+export type Access = "public" | "viewer" | "admin";
+
 export type HttpMethod = "GET" | "POST" | "PUT" | "DELETE";
 
 export interface HttpBinding {
@@ -18,6 +20,8 @@ export interface HttpBinding {
   location?: (output: never) => string;
   /** Error statuses beyond those the method implies (OpenAPI), e.g. 404 for a name to look up. */
   errors?: number[];
+  /** Query strings are ignored rather than validated (probes add cache-busting parameters). */
+  ignoreQuery?: boolean;
 }
 
 export interface CliBinding {
@@ -35,8 +39,13 @@ export interface Operation<I extends z.ZodType = z.ZodType, O extends z.ZodType 
   name: string;
   summary: string;
   description?: string;
-  /** Mutating operations need the admin role. */
+  /** Changes state (MCP hints, OpenAPI's 409); who may call it is `access`. */
   mutates: boolean;
+  /**
+   * Who may call it: `public` needs no credentials (GET /health), `viewer` any authenticated
+   * caller, `admin` the admin role. Every surface reads this; none keeps its own list of routes.
+   */
+  access: Access;
   input: I;
   output: O;
   http?: HttpBinding;

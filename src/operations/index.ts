@@ -55,7 +55,7 @@ export const operations: readonly AnyOperation[] = [
 export const operationByName = new Map(operations.map((op) => [op.name, op]));
 
 export { invoke, describeIssues } from "./invoke.js";
-export type { AnyOperation, Operation, HttpBinding, CliBinding } from "./define.js";
+export type { Access, AnyOperation, Operation, HttpBinding, CliBinding } from "./define.js";
 export type { OperationContext, ServiceContext, Principal, Role } from "./context.js";
 export { SYNTHETIC_ADMIN } from "./context.js";
 export type { WorkerSpawner } from "./context.js";

@@ -14,7 +14,7 @@ export async function invoke<I extends z.ZodType, O extends z.ZodType>(
   const parsed = op.input.safeParse(rawInput ?? {});
   // Zod issues become `invalid` here and nowhere else.
   if (!parsed.success) throw invalid(describeIssues(parsed.error));
-  if (op.mutates && ctx.principal.role !== "admin") {
+  if (op.access === "admin" && ctx.principal.role !== "admin") {
     throw forbidden(`${op.name} needs the admin role; ${ctx.principal.username} is ${ctx.principal.role}`);
   }
   const run = async () => {

@@ -12,6 +12,7 @@ export const getJob = defineOperation({
   name: "get_job",
   summary: "Get a job by id or name (the most recent of that name), with its tasks",
   mutates: false,
+  access: "viewer",
   mcp: true,
   input: z.object({ ref: RefId }),
   output: JobDetail,

@@ -25,6 +25,7 @@ export const jobStats = defineOperation({
   name: "job_stats",
   summary: "Statistics of a job: task counts by status, wall and execution time, per-task timings",
   mutates: false,
+  access: "viewer",
   mcp: true,
   input: z.object({ ref: RefId }),
   output: JobStatsView,

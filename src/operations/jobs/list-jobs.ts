@@ -10,6 +10,7 @@ export const listJobs = defineOperation({
   name: "list_jobs",
   summary: "List jobs, newest first, filtered by status, name and creation time",
   mutates: false,
+  access: "viewer",
   cacheable: true,
   mcp: true,
   input: JobListFilter,

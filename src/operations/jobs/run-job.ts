@@ -14,6 +14,7 @@ export const runJob = defineOperation({
   summary: "Run a registered job by name, or an entrypoint module:export unregistered",
   description: "Registered defaults merge under kwargs (shallow; the request wins). Returns the new PENDING job.",
   mutates: true,
+  access: "admin",
   mcp: true,
   input: RunJobRequest,
   output: JobView,

@@ -12,6 +12,7 @@ export const deleteObject = defineOperation({
   name: "delete_object",
   summary: "Delete a data object: drop its table and its registry entry",
   mutates: true,
+  access: "admin",
   mcp: true,
   usesColumnStore: true,
   input: z.object({ name: ObjectName }),

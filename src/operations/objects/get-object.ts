@@ -11,6 +11,7 @@ export const getObject = defineOperation({
   name: "get_object",
   summary: "Get a data object by name (or table name) with its schema and lineage summary",
   mutates: false,
+  access: "viewer",
   mcp: true,
   usesColumnStore: true,
   input: z.object({ name: ObjectName }),

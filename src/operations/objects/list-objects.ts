@@ -10,6 +10,7 @@ export const listObjects = defineOperation({
   name: "list_objects",
   summary: "List data objects (column-store tables), newest first, filtered by name prefix and scope",
   mutates: false,
+  access: "viewer",
   mcp: true,
   usesColumnStore: true,
   input: ObjectFilter,

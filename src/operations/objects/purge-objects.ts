@@ -11,6 +11,7 @@ export const purgeObjects = defineOperation({
   name: "purge_objects",
   summary: "Delete every data object matching the filter (prefix, scope, before, after); an empty filter is refused",
   mutates: true,
+  access: "admin",
   mcp: true,
   usesColumnStore: true,
   input: PurgeRequest,

@@ -10,6 +10,7 @@ export const listRegisteredJobs = defineOperation({
   name: "list_registered_jobs",
   summary: "List registered jobs by name, filtered by enabled and a name prefix",
   mutates: false,
+  access: "viewer",
   cacheable: true,
   mcp: true,
   input: RegisteredJobFilter,

@@ -8,10 +8,11 @@ export const health = defineOperation({
   name: "health",
   summary: "Liveness probe",
   mutates: false,
+  access: "public",
   mcp: false,
   input: z.object({}),
   output: HealthView,
-  http: { method: "GET", path: "/health", absolute: true },
+  http: { method: "GET", path: "/health", absolute: true, ignoreQuery: true },
   cli: { command: "health" },
   async handler(_input, { config, clock, version }) {
     return { status: "ok" as const, mode: config.mode, version, time: new Date(clock.now()).toISOString() };

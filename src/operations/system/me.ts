@@ -8,6 +8,7 @@ export const getMe = defineOperation({
   name: "get_me",
   summary: "The calling principal",
   mutates: false,
+  access: "viewer",
   mcp: false,
   input: z.object({}),
   output: MeView,

@@ -11,6 +11,7 @@ export const setup = defineOperation({
   name: "setup",
   summary: "Create the data directories, migrate the SQL schema and create the column-store database",
   mutates: true,
+  access: "admin",
   mcp: false,
   usesColumnStore: true,
   input: z.object({}),

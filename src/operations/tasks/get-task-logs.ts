@@ -12,6 +12,7 @@ export const getTaskLogs = defineOperation({
   name: "get_task_logs",
   summary: "Read a task's log (the latest attempt unless one is named); available is false when the file is missing",
   mutates: false,
+  access: "viewer",
   mcp: false,
   input: TaskLogsInput,
   output: TaskLogsView,

@@ -10,6 +10,7 @@ export const getTask = defineOperation({
   name: "get_task",
   summary: "Get a task by id with its kwargs, result_ref, log_path, worker and dependencies",
   mutates: false,
+  access: "viewer",
   cacheable: true,
   mcp: true,
   input: TaskIdInput,

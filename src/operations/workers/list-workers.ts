@@ -10,6 +10,7 @@ export const listWorkers = defineOperation({
   name: "list_workers",
   summary: "List workers, newest first, filtered by status",
   mutates: false,
+  access: "viewer",
   cacheable: true,
   mcp: true,
   input: WorkerFilter,

@@ -10,6 +10,7 @@ export const startWorker = defineOperation({
   summary: "Start a worker process (distributed mode); poll list_workers to see it register",
   description: "Refused in local mode (422), where `local start` runs the worker in the server process.",
   mutates: true,
+  access: "admin",
   mcp: true,
   input: StartWorkerRequest,
   output: NoContent,

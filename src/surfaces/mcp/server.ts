@@ -3,7 +3,7 @@
 
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
-import { CallToolRequestSchema, ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
+import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Logger } from "../../core/log.js";
 import type { AnyOperation, OperationContext } from "../../operations/index.js";
@@ -29,6 +29,11 @@ export function createMcpEndpoint(operations: readonly AnyOperation[], version: 
 
   return {
     async handle(req, res, body, ctx) {
+      // Stateless: there is no session to push to, so no event stream is ever held open for one.
+      // The MCP transport spec lets a server answer GET with 405; clients then use POST only.
+      if (req.method === "GET") return sendStatus(res, 405, { Allow: "POST, DELETE" });
+      const refusal = invalidArguments(body);
+      if (refusal) return sendJson(res, 200, refusal);
       const server = serverFor(ctx);
       const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
       res.on("close", () => {
@@ -39,4 +44,35 @@ export function createMcpEndpoint(operations: readonly AnyOperation[], version: 
       await transport.handleRequest(req, res, body);
     },
   };
+}
+
+type JsonRpcMessage = { jsonrpc?: unknown; id?: unknown; method?: unknown; params?: { arguments?: unknown } };
+
+/**
+ * tools/call arguments that are not an object are the caller's mistake (JSON-RPC -32602), which
+ * the SDK would otherwise report as an internal error (-32603) from its own schema check.
+ */
+function invalidArguments(body: unknown): unknown {
+  const messages = (Array.isArray(body) ? body : [body]) as JsonRpcMessage[];
+  const errors = messages
+    .filter((m) => typeof m === "object" && m !== null && m.method === "tools/call" && m.params !== undefined && m.params !== null)
+    .filter((m) => {
+      const args = m.params!.arguments;
+      return args !== undefined && (typeof args !== "object" || args === null || Array.isArray(args));
+    })
+    .map((m) => ({
+      jsonrpc: "2.0",
+      id: m.id ?? null,
+      error: { code: ErrorCode.InvalidParams, message: "Invalid params: tools/call arguments must be a JSON object" },
+    }));
+  if (errors.length === 0) return null;
+  return Array.isArray(body) ? errors : errors[0];
+}
+
+function sendStatus(res: ServerResponse, status: number, headers: Record<string, string>): void {
+  res.writeHead(status, headers).end();
+}
+
+function sendJson(res: ServerResponse, status: number, value: unknown): void {
+  res.writeHead(status, { "content-type": "application/json" }).end(JSON.stringify(value));
 }

@@ -1,5 +1,5 @@
 // The HTTP application: REST routes from the registry, Problem mapping, OpenAPI and docs, the MCP
-// mount, authentication at the boundary, and the web app with its index.html fallback.
+// mount, the request guards and authentication, and the web app with its index.html fallback.
 
 import { existsSync } from "node:fs";
 import fastifyStatic from "@fastify/static";
@@ -7,17 +7,22 @@ import Fastify, { type FastifyInstance, type FastifyRequest } from "fastify";
 import { notFound } from "../../core/errors.js";
 import type { AnyOperation, OperationContext, Principal, ServiceContext } from "../../operations/index.js";
 import { createMcpEndpoint } from "../mcp/server.js";
-import { isGuardedPath, resolvePrincipal } from "./auth.js";
+import { resolvePrincipal } from "./auth.js";
 import { registerDocs } from "./docs.js";
 import { buildOpenApiDocument } from "./openapi.js";
 import { problemFor, sendProblem } from "./problems.js";
-import { registerOperationRoutes } from "./routes.js";
+import { type HostPolicy, checkCanonicalPath, checkHost, checkOrigin, isLoopbackName } from "./request-guards.js";
+import { MAX_PATH_PARAM_LENGTH, registerOperationRoutes } from "./routes.js";
 
 export interface RestAppOptions {
   /** Directory of the web app (index.html and its assets). */
   webRoot: string;
   /** The local server's secret for its own CLI (see app/server-file.ts). */
   localSecret?: string;
+  /** The address the server listens on; a loopback one answers loopback Host names only. */
+  listenHost?: string;
+  /** SERVICE_ALLOWED_HOSTS: Host names answered besides loopback ones. */
+  allowedHosts?: readonly string[];
 }
 
 const ANONYMOUS: Principal = Object.freeze({ user_id: "", username: "anonymous", role: "viewer" });
@@ -33,25 +38,45 @@ export async function buildHttpApp(
   operations: readonly AnyOperation[],
   options: RestAppOptions,
 ): Promise<FastifyInstance> {
-  const app = Fastify({ logger: false, bodyLimit: 10 * 1024 * 1024, forceCloseConnections: true });
-  // Guarded paths carry the principal the onRequest hook resolved; open ones (GET /health) run
-  // as an anonymous viewer, so no open route can mutate anything.
-  const contextFor = (request: FastifyRequest): OperationContext => request.operationContext ?? { ...service, principal: ANONYMOUS };
+  const app = Fastify({
+    logger: false,
+    bodyLimit: 10 * 1024 * 1024,
+    forceCloseConnections: true,
+    // One spelling per route: `/API/v0/jobs`, `/api/v0/jobs/` and `//api/v0/jobs` name nothing.
+    routerOptions: {
+      caseSensitive: true,
+      ignoreTrailingSlash: false,
+      ignoreDuplicateSlashes: false,
+      useSemicolonDelimiter: false,
+      maxParamLength: MAX_PATH_PARAM_LENGTH,
+    },
+  });
+  const hosts: HostPolicy = { loopbackOnly: isLoopbackName(options.listenHost ?? "127.0.0.1"), allowed: options.allowedHosts ?? [] };
 
   app.setErrorHandler((error, _request, reply) => sendProblem(reply, problemFor(error, service.log)));
 
-  // One check for every router and the MCP mount (SPEC Scheme A rule 5).
+  // Before any route (or the not-found handler) runs: the path's spelling, the Host, the Origin.
   app.addHook("onRequest", async (request) => {
-    if (isGuardedPath(request.url)) request.operationContext = { ...service, principal: resolvePrincipal(request, options.localSecret) };
+    checkCanonicalPath(request.method, request.url);
+    checkHost(hosts, request.headers.host);
+    checkOrigin(request.method, request.headers.origin, request.headers.host, request.protocol);
   });
 
-  registerOperationRoutes(app, operations, contextFor);
+  // Attached to each route that needs a caller (SPEC Scheme A rule 5): the route decides, not its path.
+  const authenticate = async (request: FastifyRequest) => {
+    request.operationContext = { ...service, principal: resolvePrincipal(request, options.localSecret) };
+  };
+  // Public routes (GET /health) run as an anonymous viewer, so none of them can mutate anything.
+  const contextFor = (request: FastifyRequest): OperationContext => request.operationContext ?? { ...service, principal: ANONYMOUS };
+
+  registerOperationRoutes(app, operations, authenticate, contextFor);
   await registerDocs(app, buildOpenApiDocument(operations, service.version));
 
   const mcp = createMcpEndpoint(operations, service.version, service.log);
   app.route({
     method: ["GET", "POST", "DELETE"],
     url: "/mcp",
+    onRequest: authenticate,
     handler: async (request, reply) => {
       reply.hijack();
       await mcp.handle(request.raw, reply.raw, request.body, contextFor(request));
@@ -67,11 +92,13 @@ async function registerWebApp(app: FastifyInstance, webRoot: string, service: Se
   if (hasWeb) await app.register(fastifyStatic, { root: webRoot, prefix: "/", index: false, wildcard: false });
   app.setNotFoundHandler(async (request, reply) => {
     const path = request.url.split("?", 1)[0]!;
-    const isApi = path.startsWith("/api/") || path === "/api" || path.startsWith("/mcp");
+    const lower = path.toLowerCase();
+    // Anything that might be taken for the API or MCP answers as the API would, never with a page.
+    const isApi = lower.startsWith("/api") || lower.startsWith("/mcp");
     // SPEC: unknown non-API routes fall back to the application's index.html.
     if (!isApi && hasWeb && (request.method === "GET" || request.method === "HEAD")) {
       return reply.type("text/html").sendFile("index.html");
     }
-    return sendProblem(reply, problemFor(notFound(`no route ${request.method} ${path}`), service.log));
+    return sendProblem(reply, problemFor(notFound(`no route ${request.method} ${path.slice(0, 200)}`), service.log));
   });
 }

@@ -1,20 +1,13 @@
 // Authentication at the HTTP boundary. Scheme A (static shared token, SPEC "Authentication"):
-// SERVICE_API_TOKEN is read on every request; when set, /api/v0/* and /mcp need the bearer token.
+// SERVICE_API_TOKEN is read on every request; when set, a route whose operation is not `public`
+// (and the MCP mount) needs the bearer token. The check is a hook on those routes themselves, so
+// no spelling of a path can reach one without it.
 
 import { createHash, timingSafeEqual } from "node:crypto";
 import type { FastifyRequest } from "fastify";
 import { readApiToken } from "../../core/config.js";
 import { unauthorized } from "../../core/errors.js";
 import { type Principal, SYNTHETIC_ADMIN } from "../../operations/index.js";
-import { API_PREFIX } from "./routes.js";
-import { DOC_PATHS } from "./docs.js";
-
-/** Paths that need a principal: the API (less its documentation) and the MCP mount. */
-export function isGuardedPath(url: string): boolean {
-  const path = url.split("?", 1)[0]!;
-  if (DOC_PATHS.some((open) => path === open || path.startsWith(open + "/"))) return false;
-  return path === API_PREFIX || path.startsWith(API_PREFIX + "/") || path === "/mcp" || path.startsWith("/mcp/");
-}
 
 /** Timing-safe: compare fixed-length digests so neither content nor length leaks. */
 function sameSecret(given: string, expected: string): boolean {

@@ -11,8 +11,6 @@ const require = createRequire(import.meta.url);
 const swaggerDir = dirname(require.resolve("swagger-ui-dist/package.json"));
 const redocBundleDir = join(dirname(require.resolve("redoc/package.json")), "bundles");
 
-export const DOC_PATHS = [`${API_PREFIX}/openapi.json`, `${API_PREFIX}/docs`, `${API_PREFIX}/redoc`];
-
 const swaggerPage = `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>jobhouse API</title>
 <link rel="stylesheet" href="${API_PREFIX}/docs/assets/swagger-ui.css"></head>

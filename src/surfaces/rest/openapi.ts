@@ -47,8 +47,9 @@ function operationObject(op: AnyOperation) {
     status === "204" || status === "202"
       ? { description: status === "204" ? "No Content" : "Accepted" }
       : { description: op.summary, content: { "application/json": { schema: outputSchemaOf(op) } } };
-  // GET /health is open; everything else takes the bearer token (SPEC Scheme A rule 6).
-  const security = http.absolute ? { security: [] } : {};
+  // Public operations (GET /health) are open; everything else takes the bearer token (SPEC Scheme A rule 6).
+  const isPublic = op.access === "public";
+  const security = isPublic ? { security: [] } : {};
   return {
     ...security,
     operationId: op.name,
@@ -59,11 +60,11 @@ function operationObject(op: AnyOperation) {
     ...(requestBody ? { requestBody } : {}),
     responses: {
       [status]: success,
-      "401": problemResponse("Missing or invalid bearer token"),
-      ...(op.mutates ? { "403": problemResponse("The caller's role may not do this") } : {}),
+      ...(isPublic ? {} : { "401": problemResponse("Missing or invalid bearer token") }),
+      ...(op.access === "admin" ? { "403": problemResponse("The caller's role may not do this") } : {}),
       ...(inPath.length || http.errors?.includes(404) ? { "404": problemResponse("No such resource") } : {}),
       ...(op.mutates ? { "409": problemResponse("Conflicts with the resource's current state") } : {}),
-      "422": problemResponse("Invalid input"),
+      ...(isPublic && Object.keys(properties).length === 0 ? {} : { "422": problemResponse("Invalid input") }),
       ...(http.errors?.includes(503) ? { "503": problemResponse("A dependency failed (code worker_spawn_failed for a worker that could not start)") } : {}),
     },
   };

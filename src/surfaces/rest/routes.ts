@@ -6,6 +6,8 @@ import { type AnyOperation, type OperationContext, invoke } from "../../operatio
 import { coerceTextInput } from "../../operations/schemas.js";
 
 export const API_PREFIX = "/api/v0";
+/** The longest path parameter the router matches; longer names are refused where they are made. */
+export const MAX_PATH_PARAM_LENGTH = 500;
 const JSON_TYPE = "application/json; charset=utf-8";
 
 // Cached results come back as the same object: serialize each one once.
@@ -33,6 +35,7 @@ function inputOf(op: AnyOperation, request: FastifyRequest): unknown {
   const params = (request.params ?? {}) as Record<string, string>;
   const method = op.http!.method;
   if (method === "GET" || method === "DELETE") {
+    if (op.http!.ignoreQuery) return params;
     return coerceTextInput(op, { ...(request.query as Record<string, unknown>), ...params });
   }
   const body = request.body ?? {};
@@ -43,6 +46,7 @@ function inputOf(op: AnyOperation, request: FastifyRequest): unknown {
 export function registerOperationRoutes(
   app: FastifyInstance,
   operations: readonly AnyOperation[],
+  authenticate: (request: FastifyRequest) => Promise<void>,
   contextFor: (request: FastifyRequest) => OperationContext,
 ): void {
   for (const op of operations) {
@@ -51,6 +55,7 @@ export function registerOperationRoutes(
     app.route({
       method,
       url: toRouterPath(urlOf(op)),
+      ...(op.access === "public" ? {} : { onRequest: authenticate }),
       handler: async (request, reply) => {
         const output = await invoke(op, inputOf(op, request), contextFor(request));
         if (location) reply.header("Location", (location as (o: unknown) => string)(output));

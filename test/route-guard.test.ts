@@ -1,0 +1,223 @@
+// The guard lives on the routes (issue: token bypass by spelling). Every guarded route, REST and
+// MCP, is sent in many spellings with no token, a wrong one and the right one: no spelling reaches
+// a handler without the token, and no other spelling reaches a handler at all. Also the Host and
+// Origin checks, probes with query strings, MCP GETs and non-object MCP arguments.
+
+import { request as httpRequest } from "node:http";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { operations } from "../src/operations/index.js";
+import { urlOf } from "../src/surfaces/rest/routes.js";
+import { nonCanonicalPath } from "../src/surfaces/rest/request-guards.js";
+import { forEachBackend } from "./support/backends.js";
+import { type Harness, startHarness } from "./support/harness.js";
+
+const TOKEN = "route-guard-token";
+const MCP_LIST = { jsonrpc: "2.0", id: 1, method: "tools/list" };
+const MCP_HEADERS = { accept: "application/json, text/event-stream", "content-type": "application/json" };
+
+interface Route {
+  method: "GET" | "POST" | "PUT" | "DELETE";
+  path: string;
+  body?: unknown;
+}
+
+/** Every guarded route with sample values in its parameters, and the MCP mount. */
+const guardedRoutes: Route[] = [
+  ...operations
+    .filter((op) => op.http && op.access !== "public")
+    .map((op) => ({ method: op.http!.method, path: urlOf(op).replace(/\/:([A-Za-z_]+)/g, "/12345"), body: op.http!.method === "POST" || op.http!.method === "PUT" ? {} : undefined })),
+  { method: "POST", path: "/mcp", body: MCP_LIST },
+];
+
+const hex = (c: string) => "%" + c.charCodeAt(0).toString(16).toUpperCase().padStart(2, "0");
+
+/** Other ways to write a path that a lenient router or a proxy might read as the same path. */
+function spellings(path: string): string[] {
+  const out = new Set<string>();
+  for (let i = 0; i < path.length; i++) {
+    const c = path[i]!;
+    out.add(path.slice(0, i) + hex(c) + path.slice(i + 1)); // every character percent-encoded, / included
+    if (c !== "/") out.add(path.slice(0, i) + "%25" + hex(c).slice(1) + path.slice(i + 1)); // double encoding
+  }
+  const segments = path.split("/");
+  out.add("/" + path); // //api/v0/…
+  out.add(path.replace("/", "//"));
+  out.add(segments.slice(0, 2).join("/") + "/./" + segments.slice(2).join("/"));
+  out.add(segments.slice(0, 2).join("/") + "/x/../" + segments.slice(2).join("/"));
+  out.add(segments.slice(0, 2).join("/") + "/%2e/" + segments.slice(2).join("/"));
+  out.add(path + "/");
+  out.add(path + "/.");
+  out.add(path.toUpperCase());
+  out.add(path.replace(/[a-z]/, (c) => c.toUpperCase()));
+  out.add(path.replace(/\//g, "\\").replace(/^\\/, "/"));
+  out.add(segments.slice(0, 2).join("/") + ";x=1/" + segments.slice(2).join("/"));
+  out.add(path + ";x=1");
+  out.delete(path);
+  return [...out];
+}
+
+describe("canonical paths", () => {
+  it("accepts our own routes and refuses other spellings", () => {
+    for (const route of guardedRoutes) expect(nonCanonicalPath(route.path), route.path).toBeNull();
+    expect(nonCanonicalPath("/api/v0/jobs?name=%61")).toBeNull(); // query strings are not paths
+    expect(nonCanonicalPath("/%61pi/v0/jobs")).not.toBeNull();
+    expect(nonCanonicalPath("/api/%760/jobs")).not.toBeNull();
+    expect(nonCanonicalPath("//api/v0/jobs")).not.toBeNull();
+    expect(nonCanonicalPath("/api/v0/../v0/jobs")).not.toBeNull();
+    expect(nonCanonicalPath("/api/v0%2fjobs")).not.toBeNull();
+    expect(nonCanonicalPath("/api/v0/%2561")).not.toBeNull();
+  });
+});
+
+forEachBackend("the route guard", (backend) => {
+  let h: Harness;
+  const original = process.env.SERVICE_API_TOKEN;
+  beforeAll(async () => {
+    h = await startHarness(backend);
+    process.env.SERVICE_API_TOKEN = TOKEN;
+  });
+  afterAll(async () => {
+    if (original === undefined) delete process.env.SERVICE_API_TOKEN;
+    else process.env.SERVICE_API_TOKEN = original;
+    await h?.close();
+  });
+
+  /** Over a real socket, the path exactly as written (fetch and inject would normalize it first). */
+  const send = (route: Route, path: string, headers: Record<string, string> = {}) =>
+    new Promise<{ statusCode: number; headers: Record<string, unknown>; body: string }>((resolve, reject) => {
+      const url = new URL(h.url);
+      const payload = route.body !== undefined ? JSON.stringify(route.body) : undefined;
+      const req = httpRequest(
+        { host: url.hostname, port: url.port, method: route.method, path, agent: false, headers: { ...(payload ? MCP_HEADERS : {}), ...headers } },
+        (res) => {
+          let body = "";
+          res.setEncoding("utf8");
+          res.on("data", (chunk: string) => (body += chunk));
+          res.on("end", () => resolve({ statusCode: res.statusCode ?? 0, headers: res.headers, body }));
+        },
+      );
+      req.on("error", (error) => reject(new Error(`${route.method} ${path}: ${error.message}`)));
+      req.end(payload);
+    });
+
+  it("asks every guarded route, REST and MCP, for the token", async () => {
+    for (const route of guardedRoutes) {
+      const none = await send(route, route.path);
+      expect(none.statusCode, `${route.method} ${route.path}`).toBe(401);
+      expect(none.headers["www-authenticate"]).toBe("Bearer");
+      const wrong = await send(route, route.path, { authorization: "Bearer nope" });
+      expect(wrong.statusCode, `${route.method} ${route.path}`).toBe(401);
+      const right = await send(route, route.path, { authorization: `Bearer ${TOKEN}` });
+      // Sample ids name nothing: 404/409/422 are fine, a 401 or 403 (SPEC: never under Scheme A) is not.
+      expect([401, 403, 500], `${route.method} ${route.path}: ${right.body}`).not.toContain(right.statusCode);
+    }
+  });
+
+  it("lets no other spelling of a guarded route reach a handler, with or without the token", async () => {
+    let tried = 0;
+    for (const route of guardedRoutes) {
+      for (const path of spellings(route.path)) {
+        for (const authorization of [undefined, "Bearer nope", `Bearer ${TOKEN}`]) {
+          const response = await send(route, path, authorization ? { authorization } : {});
+          tried += 1;
+          const what = `${route.method} ${path} (${authorization ?? "no token"}): ${response.statusCode} ${response.body.slice(0, 120)}`;
+          expect(response.statusCode, what).toBeGreaterThanOrEqual(400);
+          expect(response.statusCode, what).toBeLessThan(500);
+          // Without the right token the answer is 401 (the route's own guard), 404 (no route by that
+          // name) or 400 (not an HTTP request target at all, refused by the HTTP parser).
+          if (authorization !== `Bearer ${TOKEN}`) expect([400, 401, 404], what).toContain(response.statusCode);
+          expect(response.body, what).not.toMatch(/"items"|"tools"/);
+        }
+      }
+    }
+    expect(tried).toBeGreaterThan(1000);
+  });
+
+  it("keeps health, the documents and the web app open", async () => {
+    for (const url of ["/health", "/health?probe=1&x", "/api/v0/openapi.json", "/api/v0/docs", "/api/v0/redoc", "/", "/?p=jobs"]) {
+      expect((await h.app.inject({ method: "GET", url })).statusCode, url).toBe(200);
+    }
+  });
+
+  it("answers API paths in another case with a Problem, not the web app", async () => {
+    const response = await h.app.inject({ method: "GET", url: "/API/v0/jobs" });
+    expect(response.statusCode).toBe(404);
+    expect(response.headers["content-type"]).toMatch(/^application\/problem\+json/);
+  });
+
+  describe("Host and Origin", () => {
+    afterEach(() => {
+      process.env.SERVICE_API_TOKEN = TOKEN;
+    });
+
+    it("answers loopback names only on a loopback server", async () => {
+      delete process.env.SERVICE_API_TOKEN; // the open default server is what DNS rebinding targets
+      for (const host of ["attacker.example", "attacker.example:5255", "127.0.0.1.nip.io", "localhost.attacker.example"]) {
+        const response = await h.app.inject({ method: "GET", url: "/api/v0/jobs", headers: { host } });
+        expect(response.statusCode, host).toBe(403);
+        expect(JSON.parse(response.body)).toMatchObject({ code: "host_not_allowed" });
+      }
+      for (const host of ["localhost", "localhost:5255", "127.0.0.1:5255", "127.1.2.3", "[::1]:5255", "app.localhost:80"]) {
+        expect((await h.app.inject({ method: "GET", url: "/api/v0/jobs", headers: { host } })).statusCode, host).toBe(200);
+      }
+    });
+
+    it("refuses a cross-site browser request to any mutating route", async () => {
+      delete process.env.SERVICE_API_TOKEN;
+      const host = "127.0.0.1:5255";
+      const run = (origin?: string) =>
+        h.app.inject({
+          method: "POST",
+          url: "/api/v0/jobs:run",
+          headers: { host, "content-type": "application/json", ...(origin ? { origin } : {}) },
+          payload: JSON.stringify({ name: "nope" }),
+        });
+      for (const origin of ["http://attacker.example", "null", "http://127.0.0.1:9999", "https://127.0.0.1:5255", "file://"]) {
+        const response = await run(origin);
+        expect(response.statusCode, origin).toBe(403);
+        expect(JSON.parse(response.body)).toMatchObject({ code: "origin_not_allowed" });
+      }
+      const mcp = await h.app.inject({ method: "POST", url: "/mcp", headers: { ...MCP_HEADERS, host, origin: "http://attacker.example" }, payload: JSON.stringify(MCP_LIST) });
+      expect(mcp.statusCode).toBe(403);
+      // The server's own pages and clients that send no Origin (CLI, curl, agents) are served.
+      expect((await run(`http://${host}`)).statusCode).toBe(404);
+      expect((await run()).statusCode).toBe(404);
+      // Reads stay readable from anywhere a Host allows (the API's own documents link them).
+      expect((await h.app.inject({ method: "GET", url: "/api/v0/jobs", headers: { host, origin: "http://attacker.example" } })).statusCode).toBe(200);
+    });
+  });
+
+  describe("MCP requests", () => {
+    const auth = { authorization: `Bearer ${TOKEN}` };
+
+    it("holds no idle event stream open: GET /mcp is 405", async () => {
+      const response = await h.app.inject({ method: "GET", url: "/mcp", headers: { ...auth, accept: "text/event-stream" } });
+      expect(response.statusCode).toBe(405);
+    });
+
+    it("answers arguments that are not an object with -32602", async () => {
+      for (const args of [[1, 2], "text", 7, null]) {
+        const call = { jsonrpc: "2.0", id: 9, method: "tools/call", params: { name: "list_jobs", arguments: args } };
+        const response = await h.app.inject({ method: "POST", url: "/mcp", headers: { ...MCP_HEADERS, ...auth }, payload: JSON.stringify(call) });
+        expect(JSON.parse(response.body), JSON.stringify(args)).toMatchObject({ id: 9, error: { code: -32602 } });
+      }
+      const fine = { jsonrpc: "2.0", id: 10, method: "tools/call", params: { name: "list_jobs", arguments: {} } };
+      const response = await h.app.inject({ method: "POST", url: "/mcp", headers: { ...MCP_HEADERS, ...auth }, payload: JSON.stringify(fine) });
+      expect(JSON.parse(response.body)).toMatchObject({ id: 10, result: { structuredContent: { items: [] } } });
+    });
+  });
+
+  it("routes every name registration accepts, the longest included", async () => {
+    const name = "n".repeat(128);
+    await h.call("register_job", { entrypoint: "test/fixtures/jobs.ts:hello", name });
+    const response = await h.app.inject({ method: "POST", url: `/api/v0/registered-jobs/${name}/disable`, headers: { authorization: `Bearer ${TOKEN}` } });
+    expect(response.statusCode, response.body).toBe(200);
+    const tooLong = await h.app.inject({
+      method: "POST",
+      url: "/api/v0/registered-jobs",
+      headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" },
+      payload: JSON.stringify({ entrypoint: "test/fixtures/jobs.ts:hello", name: "n".repeat(129) }),
+    });
+    expect(tooLong.statusCode).toBe(422);
+  });
+});
