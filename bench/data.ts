@@ -11,6 +11,7 @@ import { loadConfig } from "../src/core/config.js";
 import { createLogger } from "../src/core/log.js";
 import { ident, raw, sql } from "../src/data/sql.js";
 import { type DataObject, createObject } from "../src/engine/data-object.js";
+import { scopePlane } from "../src/engine/scope-plane.js";
 import type { DataScope } from "../src/engine/object-registry.js";
 import { SYNTHETIC_ADMIN, invoke, operationByName } from "../src/operations/index.js";
 
@@ -68,12 +69,12 @@ for (let run = 0; run < RUNS; run++) {
   let rawSales = "";
   // Alternate which side goes first, so caches and warm-up favour neither.
   const apiFirst = run % 2 === 0;
-  const ingestApi = () => time(async () => (sales = await createObject(data, {}, ds)));
+  const ingestApi = () => time(async () => (sales = await createObject(data, {}, scopePlane(ds))));
   const ingestRaw = () => time(async () => (rawSales = await rawIngest()));
   const [a, r] = apiFirst ? [await ingestApi(), await ingestRaw()] : [0, await ingestRaw()];
   record("ingest 1M rows", apiFirst ? a : await ingestApi(), r);
 
-  const regions = await createObject(managers, {}, ds);
+  const regions = await createObject(managers, {}, scopePlane(ds));
   const rawRegions = rawTable();
   await columns.command(sql`CREATE TABLE ${rawRegions} ENGINE = MergeTree ORDER BY tuple() AS SELECT * FROM ${raw(`${db.text}.${ident(regions.table).text}`)}`);
 

@@ -7,6 +7,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { EngineRuntime } from "../src/app/engine-runtime.js";
 import { DataObject, createObject, getObject, loadObject, queryObject } from "../src/engine/data-object.js";
+import { scopePlane } from "../src/engine/scope-plane.js";
 import type { DataScope } from "../src/engine/object-registry.js";
 import type { ObjectDetail } from "../src/models/objects.js";
 import { forEachBackend } from "./support/backends.js";
@@ -41,7 +42,7 @@ forEachBackend("data plane", (backend) => {
   });
 
   const detail = async (name: string) => (await h.http("GET", `/api/v0/objects/${name}`)).body as ObjectDetail;
-  const create = (data: Parameters<typeof createObject>[0], options: Parameters<typeof createObject>[1] = {}) => createObject(data, options, ds);
+  const create = (data: Parameters<typeof createObject>[0], options: Parameters<typeof createObject>[1] = {}) => createObject(data, options, scopePlane(ds));
 
   it("infers types from values and reports them as ColumnViews", async () => {
     const when = new Date("2026-11-22T10:00:00Z");
@@ -119,11 +120,11 @@ forEachBackend("data plane", (backend) => {
     expect(batches).toEqual([2, 2, 1]);
     const viaSql = await queryObject("SELECT region, max(amount) AS top FROM {s} GROUP BY region", { s: sales });
     expect(await viaSql.count()).toBe(4);
-    expect((await getObject(sales.name, ds)).table).toBe(sales.table);
+    expect((await getObject(sales.name, scopePlane(ds))).table).toBe(sales.table);
   });
 
   it("loads CSV, TSV, JSON lines from files and a URL", async () => {
-    const csv = await loadObject("examples/data/sales.csv", { name: "sales_csv" }, ds);
+    const csv = await loadObject("examples/data/sales.csv", { name: "sales_csv" }, scopePlane(ds));
     expect(await csv.count()).toBe(500);
     const cols = Object.fromEntries((await csv.columns()).map((c) => [c.name, c.type]));
     // A few rows have an empty region: an empty string, the same on every engine.
@@ -131,14 +132,14 @@ forEachBackend("data plane", (backend) => {
     expect(await csv.scalar("countIf(region = '')")).toBe(3);
     const dir = h.service.config.home;
     writeFileSync(join(dir, "t.tsv"), "a\tb\n1\tx\n2\ty\n");
-    expect(await (await loadObject(join(dir, "t.tsv"), {}, ds)).count()).toBe(2);
+    expect(await (await loadObject(join(dir, "t.tsv"), {}, scopePlane(ds))).count()).toBe(2);
     writeFileSync(join(dir, "t.jsonl"), '{"n":1,"s":"q"}\n{"n":2,"s":"r\\"x"}\n');
-    const jsonl = await loadObject(join(dir, "t.jsonl"), {}, ds);
+    const jsonl = await loadObject(join(dir, "t.jsonl"), {}, scopePlane(ds));
     expect(await jsonl.rows()).toEqual([{ n: 1, s: "q" }, { n: 2, s: 'r"x' }]);
-    const fromUrl = await loadObject(`${httpUrl}/data.jsonl`, { types: { tag: "LowCardinality(String)" } }, ds);
+    const fromUrl = await loadObject(`${httpUrl}/data.jsonl`, { types: { tag: "LowCardinality(String)" } }, scopePlane(ds));
     expect(await fromUrl.count()).toBe(2);
-    await expect(loadObject("nope/missing.csv", {}, ds)).rejects.toThrow(/does not exist/);
-    await expect(loadObject(`${httpUrl}/missing.csv`, {}, ds)).rejects.toThrow(/HTTP 404/);
+    await expect(loadObject("nope/missing.csv", {}, scopePlane(ds))).rejects.toThrow(/does not exist/);
+    await expect(loadObject(`${httpUrl}/missing.csv`, {}, scopePlane(ds))).rejects.toThrow(/HTTP 404/);
   });
 
   it("loads Parquet where the engine reads it", async () => {
@@ -146,7 +147,7 @@ forEachBackend("data plane", (backend) => {
     const path = join(h.service.config.home, "t.parquet");
     const { raw, sql } = await import("../src/data/sql.js");
     await ds.columns.command(sql`INSERT INTO FUNCTION file(${path}, ${raw("Parquet")}) SELECT number AS n, toString(number) AS s FROM numbers(10)`);
-    const parquet = await loadObject(path, {}, ds);
+    const parquet = await loadObject(path, {}, scopePlane(ds));
     expect(await parquet.count()).toBe(10);
   });
 
@@ -214,7 +215,7 @@ forEachBackend("data plane", (backend) => {
   it("reads big CSV integers exactly, drops a failed load, and records where a load came from", async () => {
     const dir = h.service.config.home;
     writeFileSync(join(dir, "ids.csv"), "id,label\n912388755351662592,a\n9223372036854775807,b\n");
-    const ids = await loadObject(join(dir, "ids.csv"), { name: "big_ids" }, ds);
+    const ids = await loadObject(join(dir, "ids.csv"), { name: "big_ids" }, scopePlane(ds));
     expect(await ids.column("id")).toEqual([912388755351662592n, 9223372036854775807n]);
     const view = await detail("big_ids");
     expect(view.lineage_summary.operations.map((o) => o.operation)).toEqual(["create", "load"]);
@@ -222,11 +223,11 @@ forEachBackend("data plane", (backend) => {
     // A value past the sampled head that does not fit the inferred type fails the load, leaving nothing.
     const lines = ["n,s", ...Array.from({ length: 30_000 }, (_, i) => `${i},row${i}`), "ABC,late"];
     writeFileSync(join(dir, "late.csv"), lines.join("\n") + "\n");
-    await expect(loadObject(join(dir, "late.csv"), { name: "late_load" }, ds)).rejects.toThrow(/could not be loaded as csv/);
+    await expect(loadObject(join(dir, "late.csv"), { name: "late_load" }, scopePlane(ds))).rejects.toThrow(/could not be loaded as csv/);
     expect((await h.http("GET", "/api/v0/objects/late_load")).status).toBe(404);
-    const retried = await loadObject(join(dir, "late.csv"), { name: "late_load", types: { n: "String" } }, ds);
+    const retried = await loadObject(join(dir, "late.csv"), { name: "late_load", types: { n: "String" } }, scopePlane(ds));
     expect(await retried.count()).toBe(30_001);
-    await expect(loadObject(join(dir, "ids.csv"), { types: { nope: "Int64" } }, ds)).rejects.toThrow(/has no column for/);
+    await expect(loadObject(join(dir, "ids.csv"), { types: { nope: "Int64" } }, scopePlane(ds))).rejects.toThrow(/has no column for/);
   });
 
   it("refuses types for Parquet, which carries its own schema", async () => {
@@ -234,7 +235,7 @@ forEachBackend("data plane", (backend) => {
     const path = join(h.service.config.home, "t2.parquet");
     const { raw, sql } = await import("../src/data/sql.js");
     await ds.columns.command(sql`INSERT INTO FUNCTION file(${path}, ${raw("Parquet")}) SELECT number AS n FROM numbers(3)`);
-    await expect(loadObject(path, { types: { n: "String" } }, ds)).rejects.toThrow(/carry their own schema/);
+    await expect(loadObject(path, { types: { n: "String" } }, scopePlane(ds))).rejects.toThrow(/carry their own schema/);
   });
 
   it("refuses a taken name unless replacing", async () => {

@@ -6,6 +6,8 @@ import { fileURLToPath } from "node:url";
 import { type Clock, systemClock } from "../core/clock.js";
 import type { Config } from "../core/config.js";
 import { createIdGenerator } from "../core/ids.js";
+import { createJobInspector } from "../engine/job-inspector.js";
+import type { ThreadOptions } from "../engine/thread-pool.js";
 import { createLogger, type Logger } from "../core/log.js";
 import { type ColumnStore, openColumnStore } from "../data/client.js";
 import type { ServiceContext, WorkerSpawner } from "../operations/index.js";
@@ -18,6 +20,8 @@ import { PACKAGE_ROOT, VERSION } from "./version.js";
 export interface OpenedService extends ServiceContext {
   /** Registers what `wake` calls (the in-process worker). */
   onWake(handler: () => void): void;
+  /** What task threads of this process start with (its id state, the job roots, the heap limit). */
+  threadOptions: ThreadOptions;
   /** Releases the node lease, closes the column store and the SQL pool. */
   close(): Promise<void>;
 }
@@ -47,13 +51,21 @@ export async function openService(config: Config, options: OpenServiceOptions = 
   const wakeHandlers = new Set<() => void>();
   let columnStore: Promise<ColumnStore> | undefined;
   const columns = () => (columnStore ??= openColumnStore(config.ch));
+  const ids = createIdGenerator(node, clock);
+  const threadOptions: ThreadOptions = {
+    setup: { ids: ids.shared, jobRoots: config.jobRoots, jobPackages: config.jobPackages },
+    memoryMb: config.taskMemoryMb,
+  };
+  const jobs = createJobInspector(threadOptions, config.moduleLoadTimeoutS * 1000);
 
   return {
     config,
     db,
     columns,
     clock,
-    ids: createIdGenerator(node, clock),
+    ids,
+    jobs,
+    threadOptions,
     log,
     version: VERSION,
     spawnWorker: spawnDetachedWorker,
@@ -62,6 +74,7 @@ export async function openService(config: Config, options: OpenServiceOptions = 
     onWake: (handler: () => void) => wakeHandlers.add(handler),
     async close() {
       if (renewal) clearInterval(renewal);
+      await jobs.close();
       await releaseNode(db, node, holder).catch(() => undefined);
       if (columnStore) await (await columnStore.catch(() => undefined))?.close();
       await db.destroy();

@@ -4,6 +4,7 @@
 import { type BackgroundLoop, startBackgroundLoop } from "../engine/background.js";
 import { dropObjectsOfJobs, sweepFinishedTemps } from "../engine/cleanup.js";
 import type { EngineDeps } from "../engine/runner.js";
+import { ThreadPool } from "../engine/thread-pool.js";
 import { Worker } from "../engine/worker.js";
 import type { OpenedService } from "./context.js";
 
@@ -15,6 +16,8 @@ export interface EngineRuntimeOptions {
   /** Keep a worker running: replace one that ended (declared LOST) while the process lives. */
   keepAlive?: boolean;
   backgroundIntervalMs?: number;
+  /** Boot the task threads at start (servers), not at the first task (one-shot CLI runs). */
+  warmThreads?: boolean;
 }
 
 export interface EngineRuntime {
@@ -33,11 +36,14 @@ export async function startEngine(service: OpenedService, options: EngineRuntime
     clock: service.clock,
     config: service.config,
     log: service.log,
+    // Task code runs in threads, one per slot: the worker's concurrency is the pool's size.
+    threads: new ThreadPool(options.concurrency, service.threadOptions),
     cancelGraceMs: options.cancelGraceMs ?? 5000,
   };
   let stopping = false;
   // Four heartbeats per SERVICE_WORKER_TIMEOUT (at most every 5 s): one late beat is never fatal.
   const heartbeatMs = Math.min(5000, (service.config.workerTimeoutS * 1000) / 4);
+  if (options.warmThreads) deps.threads.warm();
   let current = new Worker(deps, { concurrency: options.concurrency, maxTasks: options.maxTasks ?? null, heartbeatMs });
   service.onWake(() => current.wake());
   await current.start();
@@ -77,6 +83,7 @@ export async function startEngine(service: OpenedService, options: EngineRuntime
       stopping = true;
       await background?.stop();
       await current.stop();
+      await deps.threads.close();
     },
   };
 }

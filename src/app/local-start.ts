@@ -57,6 +57,7 @@ export async function startLocalServer(config: Config, options: LocalServerOptio
       concurrency: options.concurrency ?? config.workerConcurrency,
       background: true,
       keepAlive: true,
+      warmThreads: true,
     });
     const secret = randomBytes(24).toString("base64url");
     const app = await buildHttpApp(service, operations, { webRoot: WEB_ROOT, localSecret: secret });

@@ -39,6 +39,16 @@ export interface Config {
   /** Tasks an in-process or `worker start` worker runs at once. */
   workerConcurrency: number;
   logLevel: "debug" | "info" | "warn" | "error";
+  /** SERVICE_ALLOWED_HOSTS: Host names a loopback-bound server answers besides loopback ones. */
+  allowedHosts: readonly string[];
+  /** Folders entrypoint modules may come from: SERVICE_JOBS_PATH, else the working directory. */
+  jobRoots: readonly string[];
+  /** SERVICE_JOBS_PACKAGES: packages whose modules may be entrypoints. */
+  jobPackages: readonly string[];
+  /** SERVICE_TASK_MEMORY_MB: heap limit of each task thread. */
+  taskMemoryMb: number;
+  /** SERVICE_MODULE_LOAD_TIMEOUT: seconds an entrypoint's module may take to load when it is checked. */
+  moduleLoadTimeoutS: number;
 }
 
 /** A configuration the service refuses to start with; the message is one line for the user. */
@@ -101,6 +111,11 @@ export function loadConfig(env: Env = process.env): Config {
     workerTimeoutS: positiveNumber(env, "SERVICE_WORKER_TIMEOUT", 30)!,
     workerConcurrency: Math.floor(positiveNumber(env, "SERVICE_WORKER_CONCURRENCY", 4)!),
     logLevel: logLevel as Config["logLevel"],
+    allowedHosts: Object.freeze(list(env.SERVICE_ALLOWED_HOSTS, ",").map((host) => host.toLowerCase())),
+    jobRoots: Object.freeze(jobRoots(env.SERVICE_JOBS_PATH)),
+    jobPackages: Object.freeze(list(env.SERVICE_JOBS_PACKAGES, ",")),
+    taskMemoryMb: Math.floor(positiveNumber(env, "SERVICE_TASK_MEMORY_MB", 2048)!),
+    moduleLoadTimeoutS: positiveNumber(env, "SERVICE_MODULE_LOAD_TIMEOUT", 20)!,
   });
 }
 
@@ -136,6 +151,17 @@ function parseChUrl(raw: string | undefined, home: string): ColumnTarget {
     return { engine: "server", location: raw, database };
   }
   return { engine: "unknown" as "chdb", location: raw, database: "default" };
+}
+
+/** CONTRACT §4: modules resolve from the working directory unless SERVICE_JOBS_PATH names the roots. */
+function jobRoots(raw: string | undefined): string[] {
+  const roots = list(raw, ":").map(absolute);
+  return roots.length > 0 ? roots : [resolve(".")];
+}
+
+/** A separated list, blanks dropped. */
+function list(raw: string | undefined, separator: string): string[] {
+  return (raw ?? "").split(separator).map((part) => part.trim()).filter((part) => part !== "");
 }
 
 function nonEmpty(value: string | undefined): string | undefined {

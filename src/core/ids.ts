@@ -12,26 +12,53 @@ export interface IdGenerator {
   next(): bigint;
 }
 
-export function createIdGenerator(node: number, clock: Clock): IdGenerator {
+/**
+ * The generator's state lives in shared memory (the last millisecond and sequence, packed in one
+ * 64-bit word updated by compare-and-swap), so the task threads of a process mint ids under the
+ * process's node lease without ever handing out one twice. Pass `sharedState()` to a thread and
+ * build its generator with `attachIdGenerator`.
+ */
+export interface SharedIdGenerator extends IdGenerator {
+  readonly shared: SharedIdState;
+}
+
+export interface SharedIdState {
+  node: number;
+  buffer: SharedArrayBuffer;
+}
+
+export function createIdGenerator(node: number, clock: Clock): SharedIdGenerator {
   if (!Number.isInteger(node) || node < 0 || node > MAX_NODE) {
     throw new RangeError(`snowflake node must be an integer in 0..${MAX_NODE}, got ${node}`);
   }
-  const nodePart = BigInt(node) << SEQUENCE_BITS;
-  let lastMs = -1;
-  let sequence = 0n;
+  const buffer = new SharedArrayBuffer(8);
+  // Nothing minted yet: the packed state of millisecond -1.
+  new BigInt64Array(buffer)[0] = -1n << SEQUENCE_BITS;
+  return attachIdGenerator({ node, buffer }, clock);
+}
+
+/** A generator over shared state made by `createIdGenerator` (in this thread or another). */
+export function attachIdGenerator(shared: SharedIdState, clock: Clock): SharedIdGenerator {
+  const state = new BigInt64Array(shared.buffer);
+  const nodePart = BigInt(shared.node) << SEQUENCE_BITS;
   return {
+    shared,
     next(): bigint {
-      // Never go backwards: a clock step back reuses the last millisecond's sequence space.
-      let ms = Math.max(clock.now(), lastMs);
-      if (ms === lastMs) {
-        sequence = (sequence + 1n) & MAX_SEQUENCE;
-        // Sequence exhausted within one millisecond: borrow the next millisecond.
-        if (sequence === 0n) ms = lastMs + 1;
-      } else {
-        sequence = 0n;
+      for (;;) {
+        const last = Atomics.load(state, 0);
+        const lastMs = Number(last >> SEQUENCE_BITS);
+        // Never go backwards: a clock step back reuses the last millisecond's sequence space.
+        let ms = Math.max(clock.now(), lastMs);
+        let sequence = 0n;
+        if (ms === lastMs) {
+          sequence = ((last & MAX_SEQUENCE) + 1n) & MAX_SEQUENCE;
+          // Sequence exhausted within one millisecond: borrow the next millisecond.
+          if (sequence === 0n) ms = lastMs + 1;
+        }
+        const packed = (BigInt(ms) << SEQUENCE_BITS) | sequence;
+        if (Atomics.compareExchange(state, 0, last, packed) !== last) continue; // another thread won: retry
+        return (BigInt(ms - SNOWFLAKE_EPOCH_MS) << (NODE_BITS + SEQUENCE_BITS)) | nodePart | sequence;
       }
-      lastMs = ms;
-      return (BigInt(ms - SNOWFLAKE_EPOCH_MS) << (NODE_BITS + SEQUENCE_BITS)) | nodePart | sequence;
     },
   };
 }

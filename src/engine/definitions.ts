@@ -65,3 +65,8 @@ export const isJobDefinition = (value: unknown): value is JobDefinition =>
  * entrypoint by importing its module and looking the name up here.
  */
 export const taskRegistry = new Map<string, TaskDefinition>();
+
+/** Thrown by task code to fail at once, without the remaining retries (recognised by its name across threads). */
+export class NonRetryableError extends Error {
+  override name = "NonRetryableError";
+}

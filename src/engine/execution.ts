@@ -6,7 +6,7 @@ import { AsyncLocalStorage } from "node:async_hooks";
 import type { IdGenerator } from "../core/ids.js";
 import type { NewChild } from "../store/transitions.js";
 import type { TaskContext, TaskDefinition } from "./definitions.js";
-import type { DataScope } from "./object-registry.js";
+import type { DataPlane } from "./data-plane.js";
 import { TaskRef, collectReferences, toStoredJson } from "./references.js";
 
 export interface Execution {
@@ -21,8 +21,8 @@ export interface Execution {
   created: Set<string>;
   /** Where console output of this attempt goes. */
   write(level: string, text: string): void;
-  /** The data scope of this attempt (opens the column store on first use). */
-  data(): Promise<DataScope>;
+  /** The data plane of this attempt (its calls reach the column store's thread). */
+  plane: DataPlane;
 }
 
 export const executions = new AsyncLocalStorage<Execution>();

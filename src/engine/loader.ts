@@ -1,8 +1,9 @@
 // Loading job modules and resolving entrypoints to job and task definitions (CONTRACT §4).
 // A job never fails later because of a typo: register_job and run_job resolve here first.
 
-import { existsSync, statSync } from "node:fs";
-import { isAbsolute, relative, resolve } from "node:path";
+import { existsSync, realpathSync, statSync } from "node:fs";
+import { isBuiltin } from "node:module";
+import { isAbsolute, relative, resolve, sep } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { invalid } from "../core/errors.js";
 import { BUILTIN_MODULE, builtinTasks } from "./builtins.js";
@@ -11,25 +12,80 @@ import { parseEntrypoint } from "./entrypoints.js";
 
 const FILE_EXTENSIONS = [".ts", ".mts", ".js", ".mjs"];
 
-/** A path (relative to the working directory) rather than a package specifier such as "@acme/jobs". */
-const looksLikeFile = (module: string) =>
-  !module.startsWith("@") && (module.startsWith(".") || isAbsolute(module) || module.startsWith("file:") || module.includes("/") || /\.[A-Za-z0-9]+$/.test(module));
+/** This installation's examples: always runnable, wherever the server was started. */
+const EXAMPLES_ROOT = fileURLToPath(new URL("../../examples/", import.meta.url));
 
-/** The URL a module specifier loads from; files are relative to the working directory. */
-export function moduleUrl(module: string, cwd = process.cwd()): string {
-  if (!looksLikeFile(module)) return module;
-  if (module.startsWith("file:")) return module;
-  const path = resolve(cwd, module);
-  if (!existsSync(path) || !statSync(path).isFile()) throw invalid(`module file "${module}" does not exist (looked in ${cwd})`);
-  if (!FILE_EXTENSIONS.some((ext) => path.endsWith(ext))) throw invalid(`module "${module}" must be a .ts, .mts, .js or .mjs file`);
-  return pathToFileURL(path).href;
+/**
+ * Where entrypoint modules may come from (CONTRACT §4, issue "confined entrypoints"): files under
+ * the job roots (the working directory, or SERVICE_JOBS_PATH) and packages SERVICE_JOBS_PACKAGES
+ * names. Nothing else is ever imported: a request cannot make the server run arbitrary files.
+ */
+let jobRoots: string[] = [process.cwd()];
+let jobPackages: string[] = [];
+
+export function configureJobRoots(roots: readonly string[], packages: readonly string[]): void {
+  jobRoots = [...roots];
+  jobPackages = [...packages];
+}
+
+/** The real path of a root (symlinks resolved), or null when it does not exist. */
+function realRoot(root: string): string | null {
+  try {
+    return realpathSync(root);
+  } catch {
+    return null;
+  }
+}
+
+const insideOf = (root: string, path: string): boolean => {
+  const rel = relative(root, path);
+  return rel === "" || (!rel.startsWith("..") && !isAbsolute(rel));
+};
+
+/** A path (relative to a job root) rather than a package specifier such as "@acme/jobs". */
+const looksLikeFile = (module: string) =>
+  !module.startsWith("@") && (module.startsWith(".") || isAbsolute(module) || module.includes("/") || /\.[A-Za-z0-9]+$/.test(module));
+
+/** `@scope/name/sub` → `@scope/name`; `name/sub` → `name`. */
+const packageOf = (specifier: string) => specifier.split("/").slice(0, specifier.startsWith("@") ? 2 : 1).join("/");
+
+const ROOTS_RULE = "entrypoint modules must be files under the job roots (the working directory, or SERVICE_JOBS_PATH)";
+
+/** The URL a module specifier loads from, after the confinement rules; refusals name the rule, not our paths. */
+export function moduleUrl(module: string): string {
+  if (/^[A-Za-z][A-Za-z0-9+.-]*:/.test(module)) {
+    throw invalid(`module "${module}" is refused: URLs and node: builtins are not entrypoints; ${ROOTS_RULE}`, "entrypoint_refused");
+  }
+  if (!looksLikeFile(module)) {
+    if (isBuiltin(module)) throw invalid(`module "${module}" is refused: Node's builtins are not entrypoints`, "entrypoint_refused");
+    if (!jobPackages.includes(packageOf(module))) {
+      throw invalid(`module "${module}" is refused: package "${packageOf(module)}" is not named in SERVICE_JOBS_PACKAGES`, "entrypoint_refused");
+    }
+    return module;
+  }
+  const roots = [...jobRoots, EXAMPLES_ROOT].map(realRoot).filter((root): root is string => root !== null);
+  const candidates = isAbsolute(module) ? [module] : jobRoots.map((root) => resolve(root, module));
+  for (const candidate of candidates) {
+    if (!existsSync(candidate)) continue;
+    // Symlinks and `..` are resolved before the check: the file itself must live under a root.
+    const real = realpathSync(candidate);
+    const root = roots.find((r) => insideOf(r, real));
+    if (!root) throw invalid(`module "${module}" is refused: ${ROOTS_RULE}`, "entrypoint_refused");
+    if (relative(root, real).split(sep).includes("node_modules")) {
+      throw invalid(`module "${module}" is refused: files of installed packages are not entrypoints unless SERVICE_JOBS_PACKAGES names the package`, "entrypoint_refused");
+    }
+    if (!statSync(real).isFile()) throw invalid(`module "${module}" is not a file`);
+    if (!FILE_EXTENSIONS.some((ext) => real.endsWith(ext))) throw invalid(`module "${module}" must be a .ts, .mts, .js or .mjs file`);
+    return pathToFileURL(real).href;
+  }
+  throw invalid(`module file "${module}" does not exist under the job roots`);
 }
 
 /** How a module is written in stored entrypoints: relative to the working directory when inside it. */
 export function displayModule(url: string, cwd = process.cwd()): string {
   if (!url.startsWith("file:")) return url;
   const path = fileURLToPath(url);
-  const rel = relative(cwd, path);
+  const rel = relative(realRoot(cwd) ?? cwd, path);
   return rel.startsWith("..") || isAbsolute(rel) ? path : rel;
 }
 
@@ -44,10 +100,15 @@ interface LoadedModule {
   exports: Record<string, unknown>;
 }
 
+/** Modules this thread has tried to import (a refused check after one leaves module state behind). */
+let importsTried = 0;
+export const importsAttempted = (): number => importsTried;
+
 async function importModule(module: string): Promise<LoadedModule> {
   const cached = loaded.get(module);
   if (cached) return cached;
   const url = moduleUrl(module);
+  importsTried += 1;
   try {
     const entry = { url, exports: (await import(url)) as Record<string, unknown> };
     loaded.set(module, entry);

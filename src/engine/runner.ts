@@ -8,17 +8,17 @@ import type { Logger } from "../core/log.js";
 import type { Store } from "../store/db.js";
 import type { TaskRow } from "../store/schema.js";
 import { type AttemptKey, completeTask, failAttempt, finishJobIfDone, markTaskRunning } from "../store/transitions.js";
-import { wireBuiltins } from "./builtins.js";
-import type { TaskContext } from "./definitions.js";
 import type { ColumnStore } from "../data/client.js";
 import { dropFailedAttemptObjects, dropFinishedTemps, dropUnusedTemps } from "./cleanup.js";
-import { type Execution, currentExecution, executions, scheduleTask } from "./execution.js";
-import { reviveObjects } from "./revive.js";
-import { resolveJob, resolveTask } from "./loader.js";
-import { collectReferences, substituteReferences, toStoredJson } from "./references.js";
+import { dispatchPlaneCall } from "./data-plane.js";
+import { scopePlane } from "./scope-plane.js";
+import type { DataScope } from "./object-registry.js";
+import { collectReferences, substituteReferences } from "./references.js";
 import { resolveResults } from "./results.js";
 import { backoffDelayMs } from "./retry.js";
-import { AttemptLog, attemptLogPath, captureConsole } from "./task-log.js";
+import { AttemptLog, attemptLogPath } from "./task-log.js";
+import { type TaskThread, ThreadCrash, type ThreadPool } from "./thread-pool.js";
+import type { RunOutcome } from "./thread-protocol.js";
 
 export interface EngineDeps {
   db: Store;
@@ -28,17 +28,23 @@ export interface EngineDeps {
   clock: Clock;
   config: Pick<Config, "logDir" | "taskTimeoutS">;
   log: Logger;
+  /** The threads task code runs in (one per slot of the worker's concurrency). */
+  threads: ThreadPool;
   /** How long a cancelled or timed-out task is waited for before it is abandoned. */
   cancelGraceMs: number;
   random?: () => number;
 }
 
-/** Thrown by task code to fail at once, without the remaining retries. */
-export class NonRetryableError extends Error {
-  override name = "NonRetryableError";
+/** A failure the task code reported, carried back from its thread. */
+class TaskFailure extends Error {
+  constructor(
+    message: string,
+    readonly detail: string,
+    readonly nonRetryable: boolean,
+  ) {
+    super(message);
+  }
 }
-
-wireBuiltins(resolveTask, scheduleTask);
 
 export interface RunningAttempt {
   key: AttemptKey;
@@ -63,93 +69,96 @@ async function runAttempt(deps: EngineDeps, task: TaskRow, key: AttemptKey, cont
   const { db, clock } = deps;
   const logPath = attemptLogPath(deps.config.logDir, task.job_id, task.id, key.attempt);
   if (!(await markTaskRunning(db, key, logPath, clock.now()))) return; // cancelled or reassigned meanwhile
-  captureConsole();
   const log = new AttemptLog(logPath);
   const started = clock.now();
   log.write("INFO", `attempt ${key.attempt} of ${Number(task.max_attempts)} of ${task.entrypoint} started on worker ${key.workerId}`);
   const objectsMade = new Set<bigint>();
-  const context: TaskContext = {
-    job_id: task.job_id.toString(),
-    task_id: task.id.toString(),
-    attempt: key.attempt,
-    signal: controller.signal,
-    log: log.logger(),
-  };
-  const execution: Execution = {
-    jobId: task.job_id,
-    taskId: task.id,
-    context,
-    ids: deps.ids,
-    nowMs: () => clock.now(),
-    defaultTimeoutMs: deps.config.taskTimeoutS === null ? null : deps.config.taskTimeoutS * 1000,
-    children: [],
-    created: new Set(),
-    write: (level, text) => log.write(level, text),
-    data: once(async () => ({
+  // The attempt's data scope (the column store opens on first use); its calls come from the thread.
+  let scope: Promise<DataScope> | undefined;
+  const dataScope = () =>
+    (scope ??= deps.columns().then((columns) => ({
       db,
-      columns: await deps.columns(),
+      columns,
       ids: deps.ids,
       clock,
       jobId: task.job_id,
       taskId: task.id,
       attempt: key.attempt,
       created: objectsMade,
-    })),
-  };
+    })));
 
+  const thread = await deps.threads.acquire();
+  let threadReusable = false;
   try {
-    const result = await runWithLimits(deps, task, controller, () => executions.run(execution, () => invokeCode(deps, task, context)));
-    const resultJson = toStoredJson(result, `result of task "${task.name}"`);
+    const kwargsJson = await resolveArguments(deps, task);
+    const run = thread.run(
+      {
+        type: "run",
+        kind: task.kind === "job" ? "job" : "task",
+        entrypoint: task.entrypoint,
+        kwargsJson,
+        jobId: task.job_id,
+        taskId: task.id,
+        attempt: key.attempt,
+        defaultTimeoutMs: deps.config.taskTimeoutS === null ? null : deps.config.taskTimeoutS * 1000,
+      },
+      {
+        log: (level, text) => log.write(level, text),
+        data: async (call) => dispatchPlaneCall(scopePlane(await dataScope()), call.method, call.args),
+      },
+    );
+    const outcome = await runWithLimits(deps, task, controller, thread, run);
+    // The thread reported and is idle again: it can take the next task.
+    threadReusable = true;
+    const resultJson = outcome.resultJson!;
+    const children = outcome.children ?? [];
     // From the stored JSON, not the live value: a DataObject carries its whole data scope.
     const references = [...collectReferences(JSON.parse(resultJson))].map(BigInt);
-    const outcome = await completeTask(db, { key, resultJson, children: execution.children, resultReferences: references, nowMs: clock.now() });
-    log.write("INFO", outcome.completed ? `completed in ${clock.now() - started} ms` : "finished, but the task was cancelled or reassigned meanwhile: result discarded");
+    const completed = await completeTask(db, { key, resultJson, children, resultReferences: references, nowMs: clock.now() });
+    log.write("INFO", completed.completed ? `completed in ${clock.now() - started} ms` : "finished, but the task was cancelled or reassigned meanwhile: result discarded");
     // Intermediate objects the attempt made and did not hand on are dropped now (NONE jobs).
     if (objectsMade.size > 0) {
-      if (outcome.completed) await dropUnusedTemps(deps, task.job_id, objectsMade, resultJson + execution.children.map((c) => c.row.kwargs).join(""));
+      if (completed.completed) await dropUnusedTemps(deps, task.job_id, objectsMade, resultJson + children.map((c) => c.row.kwargs).join(""));
       else await dropFailedAttemptObjects(deps, task.job_id, objectsMade);
     }
-    if (outcome.completed && outcome.jobId !== undefined) await finishJob(deps, outcome.jobId);
+    if (completed.completed && completed.jobId !== undefined) await finishJob(deps, completed.jobId);
   } catch (error) {
+    if (error instanceof TaskFailure) threadReusable = true;
     if (error instanceof AttemptAbandoned) {
       log.write("WARNING", error.message);
       return;
     }
     const message = errorMessage(error);
-    log.write("ERROR", `failed: ${(error as Error)?.stack ?? message}`);
-    const attemptsLeft = key.attempt < Number(task.max_attempts) && !(error instanceof NonRetryableError) && (error as Error)?.name !== "NonRetryableError";
+    log.write("ERROR", `failed: ${error instanceof TaskFailure ? error.detail : ((error as Error)?.stack ?? message)}`);
+    const nonRetryable = error instanceof TaskFailure && error.nonRetryable;
+    const attemptsLeft = key.attempt < Number(task.max_attempts) && !nonRetryable;
     const delay = backoffDelayMs(key.attempt, Number(task.backoff_ms), (deps.random ?? Math.random)());
     const outcome = await failAttempt(db, { key, error: message, retryAtMs: attemptsLeft ? clock.now() + delay : null, nowMs: clock.now() }, ["RUNNING"]);
     if (outcome.failed && attemptsLeft) log.write("INFO", `retrying in ${delay} ms as attempt ${key.attempt + 1}`);
     if (objectsMade.size > 0) await dropFailedAttemptObjects(deps, task.job_id, objectsMade);
     if (outcome.failed && !attemptsLeft && outcome.jobId !== undefined) await finishJob(deps, outcome.jobId);
   } finally {
+    // A thread that is still running abandoned code (timeout, cancel) or died is replaced.
+    deps.threads.release(thread, threadReusable);
     log.close();
   }
 }
 
-/** Resolves the code and the arguments (dependencies' results in place of references), then calls it. */
-async function invokeCode(deps: EngineDeps, task: TaskRow, context: TaskContext): Promise<unknown> {
-  const definition = task.kind === "job" ? await resolveJob(task.entrypoint) : await resolveTask(task.entrypoint);
+/** The stored arguments with the results of the tasks they reference in place. */
+async function resolveArguments(deps: EngineDeps, task: TaskRow): Promise<string> {
   const stored = JSON.parse(task.kwargs) as unknown;
   const references = collectReferences(stored);
-  let kwargs = stored;
-  if (references.size > 0) {
-    const results = await resolveResults(deps.db, references);
-    kwargs = substituteReferences(stored, results);
-  }
-  // {"object": name} in the arguments (a task's returned object, or one named in run_job's kwargs)
-  // arrives as a DataObject.
-  kwargs = await reviveObjects(kwargs, () => currentExecution()!.data());
-  return definition.fn(kwargs as never, context);
+  if (references.size === 0) return task.kwargs;
+  const results = await resolveResults(deps.db, references);
+  return JSON.stringify(substituteReferences(stored, results));
 }
 
 /**
- * Runs the code under its timeout and the cancel signal. On either, the signal fires; code that
- * ignores it is waited for `cancelGraceMs`, then abandoned (its late result is discarded by the
- * guarded transitions).
+ * Waits for the thread's outcome under the task's timeout and the cancel signal. On either, the
+ * thread's signal fires; code that ignores it is waited for `cancelGraceMs`, then abandoned (the
+ * caller replaces its thread, which ends the code; a late result is never recorded).
  */
-async function runWithLimits(deps: EngineDeps, task: TaskRow, controller: AbortController, run: () => Promise<unknown>): Promise<unknown> {
+async function runWithLimits(deps: EngineDeps, task: TaskRow, controller: AbortController, thread: TaskThread, run: Promise<RunOutcome>): Promise<RunOutcome> {
   const timeoutMs = task.timeout_ms === null ? null : Number(task.timeout_ms);
   const timers: NodeJS.Timeout[] = [];
   const limits = new Promise<never>((_, reject) => {
@@ -164,21 +173,30 @@ async function runWithLimits(deps: EngineDeps, task: TaskRow, controller: AbortC
         }, timeoutMs),
       );
     }
-    controller.signal.addEventListener("abort", () => {
+    const onAbort = () => {
       const reason = controller.signal.reason;
+      thread.abort(reason instanceof Error ? reason.message : String(reason));
       if (reason instanceof AttemptAbandoned) giveUp(reason);
-    });
+    };
+    // Cancelled while its arguments were being resolved: tell the thread at once.
+    if (controller.signal.aborted) onAbort();
+    else controller.signal.addEventListener("abort", onAbort, { once: true });
   });
   try {
-    const result = await Promise.race([run(), limits]);
+    const outcome = await Promise.race([run, limits]);
     // A result that arrives after the timeout (or a cancel) fired is not a success.
     if (controller.signal.aborted) throw controller.signal.reason;
-    return result;
+    if (!outcome.ok) {
+      const error = outcome.error!;
+      throw new TaskFailure(error.message, error.stack ?? error.message, error.name === "NonRetryableError");
+    }
+    return outcome;
   } catch (error) {
     // After a timeout, whatever the code threw, the failure is the timeout.
     if (controller.signal.aborted && controller.signal.reason instanceof Error && !(error instanceof AttemptAbandoned)) {
       throw controller.signal.reason;
     }
+    if (error instanceof ThreadCrash) throw new Error(error.message);
     throw error;
   } finally {
     timers.forEach(clearTimeout);
@@ -191,10 +209,6 @@ async function finishJob(deps: EngineDeps, jobId: bigint): Promise<void> {
   if (status !== null) await dropFinishedTemps(deps.db, deps.columns, jobId);
 }
 
-const once = <T>(make: () => Promise<T>): (() => Promise<T>) => {
-  let value: Promise<T> | undefined;
-  return () => (value ??= make());
-};
 
 /** The worker calls this when the task was cancelled or taken away from it. */
 export function abandonAttempt(attempt: RunningAttempt, why: string): void {

@@ -5,6 +5,7 @@ import type { Config } from "../core/config.js";
 import type { IdGenerator } from "../core/ids.js";
 import type { Logger } from "../core/log.js";
 import type { ColumnStore } from "../data/client.js";
+import type { JobInspector } from "../engine/job-inspector.js";
 import type { Store } from "../store/db.js";
 import type { ResultCache } from "./result-cache.js";
 
@@ -37,6 +38,8 @@ export interface ServiceContext {
   readonly wake: () => void;
   /** Per-process cache of cacheable read results. */
   readonly results: ResultCache;
+  /** Checks entrypoints in a task thread (a module's top-level code never runs on this one). */
+  readonly jobs: JobInspector;
 }
 
 export interface OperationContext extends ServiceContext {

@@ -16,7 +16,7 @@ export { z } from "zod";
 export { DataObject, createObject, getObject, loadObject, queryObject } from "../engine/data-object.js";
 export type { CreateOptions, Placement, Scope } from "../engine/object-registry.js";
 export type { FileOptions, FileFormat } from "../engine/ingest.js";
-export { NonRetryableError } from "../engine/runner.js";
+export { NonRetryableError } from "../engine/definitions.js";
 export { TaskRef } from "../engine/references.js";
 export type { JobOptions, TaskContext, TaskLogger, TaskOptions } from "../engine/definitions.js";
 

@@ -2,6 +2,7 @@
 
 import { createObject } from "../../src/engine/data-object.js";
 import type { DataScope } from "../../src/engine/object-registry.js";
+import { scopePlane } from "../../src/engine/scope-plane.js";
 import { insertWorker } from "../../src/store/workers.js";
 import type { Harness } from "./harness.js";
 
@@ -22,7 +23,7 @@ export async function addObject(h: Harness, name: string, scope: "temp" | "globa
   const object = await createObject(
     { id: ids, label: ids.map((i) => (i % 2 ? null : `row${i}`)), tags: ids.map(() => ["a"]) },
     scope === "global" ? { name, orderBy: ["id"] } : {},
-    await dataScope(h),
+    scopePlane(await dataScope(h)),
   );
   return object.name;
 }

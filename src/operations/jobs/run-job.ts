@@ -3,7 +3,6 @@
 import { JobView, RunJobRequest } from "../../models/jobs.js";
 import { notFound } from "../../core/errors.js";
 import { isEntrypoint } from "../../engine/entrypoints.js";
-import { resolveJob, validateKwargs } from "../../engine/loader.js";
 import { startRun } from "../../engine/start-run.js";
 import { findRegisteredJob } from "../../store/registered-jobs.js";
 import { defineOperation } from "../define.js";
@@ -20,15 +19,16 @@ export const runJob = defineOperation({
   output: JobView,
   http: { method: "POST", path: "/jobs:run", status: 201, errors: [404], location: (job: JobView) => `/api/v0/jobs/${job.id}` },
   cli: { command: "run-job <name>", follow: true, confirm: (job: JobView) => `Started job ${job.id} (${job.name}): ${job.status}` },
-  async handler(request, { db, ids, clock, config, wake }) {
+  async handler(request, { db, ids, clock, config, wake, jobs }) {
     const registered = isEntrypoint(request.name) ? undefined : await findRegisteredJob(db, request.name);
     if (!registered && !isEntrypoint(request.name)) {
       throw notFound(`no registered job is named "${request.name}"; give a registered name or an entrypoint module:export`);
     }
     const entrypoint = registered?.entrypoint ?? request.name;
     // CONTRACT §4: the module loads and the export is a job, or 422 now rather than a failed run later.
-    const definition = await resolveJob(entrypoint);
-    const kwargs = validateKwargs(definition, { ...parseJson<Record<string, unknown>>(registered?.defaults ?? null, {}), ...request.kwargs });
+    const merged = { ...parseJson<Record<string, unknown>>(registered?.defaults ?? null, {}), ...request.kwargs };
+    const definition = await jobs.inspect(entrypoint, merged);
+    const kwargs = definition.kwargs ?? merged;
     // CONTRACT §4 precedence: the request, the registration, the service default.
     const preservationMode =
       request.preservation_mode ?? (registered?.preservation_mode as "NONE" | "FULL" | null) ?? config.defaultPreservationMode;

@@ -1,7 +1,6 @@
 // register_job: a named entrypoint with an optional cron schedule and default kwargs.
 
 import { conflict, invalid } from "../../core/errors.js";
-import { resolveJob } from "../../engine/loader.js";
 import { nextFireTime, validateTimezone } from "../../engine/schedule.js";
 import { RegisterJobRequest, RegisteredJobView } from "../../models/jobs.js";
 import { isUniqueViolation } from "../../store/errors.js";
@@ -24,9 +23,9 @@ export const registerJob = defineOperation({
     command: "register-job <entrypoint>",
     confirm: (r: RegisteredJobView) => `Registered job ${r.name} (${r.entrypoint})${r.schedule ? `, schedule "${r.schedule}"` : ""}`,
   },
-  async handler(request, { db, clock }) {
+  async handler(request, { db, clock, jobs }) {
     // CONTRACT §4: registering a typo fails now, with the reason, not at the first run.
-    const definition = await resolveJob(request.entrypoint);
+    const definition = await jobs.inspect(request.entrypoint);
     const name = request.name ?? definition.name;
     if (request.timezone) validateTimezone(request.timezone);
     const now = clock.now();

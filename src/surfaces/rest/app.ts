@@ -42,12 +42,12 @@ export async function buildHttpApp(
     logger: false,
     bodyLimit: 10 * 1024 * 1024,
     forceCloseConnections: true,
-    // One spelling per route: `/API/v0/jobs`, `/api/v0/jobs/` and `//api/v0/jobs` name nothing.
+    // One spelling per route: `/API/v0/jobs`, `/api/v0/jobs/` and `//api/v0/jobs` name nothing (and
+    // `;` is no delimiter, fastify 5's default: it stays part of its segment).
     routerOptions: {
       caseSensitive: true,
       ignoreTrailingSlash: false,
       ignoreDuplicateSlashes: false,
-      useSemicolonDelimiter: false,
       maxParamLength: MAX_PATH_PARAM_LENGTH,
     },
   });

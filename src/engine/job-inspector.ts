@@ -1,0 +1,54 @@
+// Loading an entrypoint to check it (register_job, run_job) happens in a task thread, never on the
+// thread that serves requests: a module that spins, exits or throws at import fails the request,
+// not the server. A thread whose module was refused is replaced, so a refusal leaves no module
+// state behind.
+
+import { type ErrorKind, ServiceError, invalid } from "../core/errors.js";
+import { ThreadPool, type ThreadOptions } from "./thread-pool.js";
+import type { ErrorData, InspectedJob } from "./thread-protocol.js";
+
+export type { InspectedJob } from "./thread-protocol.js";
+
+export interface JobInspector {
+  /** The job behind an entrypoint (name and options), and kwargs checked against its schema; 422 otherwise. */
+  inspect(entrypoint: string, kwargs?: Record<string, unknown>): Promise<InspectedJob>;
+  close(): Promise<void>;
+}
+
+/** `timeoutMs`: how long a module may take to load before the check gives up on it (and its thread). */
+export function createJobInspector(options: ThreadOptions, timeoutMs: number): JobInspector {
+  // Two threads: one slow module does not hold up every other check.
+  const pool = new ThreadPool(2, options);
+  return {
+    async inspect(entrypoint, kwargs) {
+      const thread = await pool.acquire();
+      let reusable = false;
+      let timer: NodeJS.Timeout | undefined;
+      try {
+        const timeout = new Promise<never>((_, reject) => {
+          timer = setTimeout(() => reject(invalid(`module of "${entrypoint}" did not finish loading within ${timeoutMs / 1000} s`)), timeoutMs);
+        });
+        const outcome = await Promise.race([thread.inspect({ type: "inspect", entrypoint, kwargs }), timeout]);
+        if (outcome.ok) {
+          reusable = true;
+          return outcome.job!;
+        }
+        // Kwargs that do not fit the schema are the caller's mistake; the module itself is fine.
+        reusable = outcome.loaded;
+        throw toServiceError(outcome.error!);
+      } catch (error) {
+        if (error instanceof ServiceError) throw error;
+        throw invalid(`module of "${entrypoint}" could not be loaded: ${(error as Error).message}`);
+      } finally {
+        clearTimeout(timer);
+        pool.release(thread, reusable);
+      }
+    },
+    close: () => pool.close(),
+  };
+}
+
+function toServiceError(error: ErrorData): ServiceError {
+  if (error.kind) return new ServiceError(error.kind as ErrorKind, error.code ?? error.kind, error.message);
+  return invalid(`entrypoint could not be checked: ${error.message}`);
+}

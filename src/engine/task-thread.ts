@@ -1,0 +1,130 @@
+// The body of a task thread: loads job modules (once per thread) and runs task code, reporting log
+// lines, data operations and the outcome to its worker. Nothing here touches the stores: a thread
+// can be terminated at any moment (timeout, cancel, crash) without leaving them half-written.
+
+import { parentPort, workerData } from "node:worker_threads";
+import { ServiceError } from "../core/errors.js";
+import { type ErrorKind } from "../core/errors.js";
+import { attachIdGenerator } from "../core/ids.js";
+import { systemClock } from "../core/clock.js";
+import { wireBuiltins } from "./builtins.js";
+import { remotePlane } from "./data-plane.js";
+import type { TaskContext } from "./definitions.js";
+import { type Execution, executions, scheduleTask } from "./execution.js";
+import { configureJobRoots, importsAttempted, resolveJob, resolveTask, validateKwargs } from "./loader.js";
+import { toStoredJson } from "./references.js";
+import { reviveObjects } from "./revive.js";
+import { captureConsole } from "./task-log.js";
+import { type DataReply, type ErrorData, type FromThread, type InspectRequest, type RunRequest, type ThreadSetup, type ToThread, toErrorData } from "./thread-protocol.js";
+import { format } from "node:util";
+
+const port = parentPort!;
+const setup = workerData as ThreadSetup;
+const ids = attachIdGenerator(setup.ids, systemClock);
+configureJobRoots(setup.jobRoots, setup.jobPackages);
+wireBuiltins(resolveTask, scheduleTask);
+captureConsole();
+
+const post = (message: FromThread) => port.postMessage(message);
+
+/** A ServiceError from the other side keeps its kind, so task code can tell a 404 from a 422. */
+function fromErrorData(data: ErrorData): Error {
+  const error = data.kind ? new ServiceError(data.kind as ErrorKind, data.code ?? data.kind, data.message) : new Error(data.message);
+  if (!data.kind) error.name = data.name;
+  return error;
+}
+
+let nextCallId = 1;
+const pendingCalls = new Map<number, { resolve(value: unknown): void; reject(error: Error): void }>();
+const plane = remotePlane(
+  (method, args) =>
+    new Promise((resolve, reject) => {
+      const callId = nextCallId++;
+      pendingCalls.set(callId, { resolve, reject });
+      post({ type: "data", callId, method, args });
+    }),
+);
+
+function settleCall(reply: DataReply): void {
+  const pending = pendingCalls.get(reply.callId);
+  if (!pending) return;
+  pendingCalls.delete(reply.callId);
+  if (reply.ok) pending.resolve(reply.value);
+  else pending.reject(fromErrorData(reply.error!));
+}
+
+let running: AbortController | null = null;
+
+async function run(request: RunRequest): Promise<void> {
+  const controller = new AbortController();
+  running = controller;
+  const write = (level: string, text: string) => post({ type: "log", level, text });
+  const at = (level: string) => (...parts: unknown[]) => write(level, format(...parts));
+  const context: TaskContext = {
+    job_id: request.jobId.toString(),
+    task_id: request.taskId.toString(),
+    attempt: request.attempt,
+    signal: controller.signal,
+    log: { info: at("INFO"), warn: at("WARNING"), error: at("ERROR"), debug: at("DEBUG") },
+  };
+  const execution: Execution = {
+    jobId: request.jobId,
+    taskId: request.taskId,
+    context,
+    ids,
+    nowMs: () => Date.now(),
+    defaultTimeoutMs: request.defaultTimeoutMs,
+    children: [],
+    created: new Set(),
+    write,
+    plane,
+  };
+  try {
+    const result = await executions.run(execution, async () => {
+      const definition = request.kind === "job" ? await resolveJob(request.entrypoint) : await resolveTask(request.entrypoint);
+      // {"object": name} in the arguments (a task's returned object, or one named in run_job's kwargs) arrives as a DataObject.
+      const kwargs = await reviveObjects(JSON.parse(request.kwargsJson), plane);
+      return definition.fn(kwargs as never, context);
+    });
+    const resultJson = toStoredJson(result, `result of task "${request.entrypoint}"`);
+    post({ type: "ran", ok: true, resultJson, children: execution.children });
+  } catch (error) {
+    post({ type: "ran", ok: false, error: toErrorData(error) });
+  } finally {
+    running = null;
+  }
+}
+
+async function inspect(request: InspectRequest): Promise<void> {
+  const importsBefore = importsAttempted();
+  let loaded = false;
+  try {
+    const definition = await resolveJob(request.entrypoint);
+    loaded = true;
+    const kwargs = request.kwargs === undefined ? undefined : validateKwargs(definition, request.kwargs);
+    const { retries, backoff_s, timeout_s } = definition.options;
+    post({ type: "inspected", ok: true, loaded, job: { name: definition.name, options: { retries, backoff_s, timeout_s }, kwargs } });
+  } catch (error) {
+    // Refused before anything was imported (a confinement rule, a missing file): the thread is as it was.
+    post({ type: "inspected", ok: false, loaded: loaded || importsAttempted() === importsBefore, error: toErrorData(error) });
+  }
+}
+
+port.on("message", (message: ToThread) => {
+  switch (message.type) {
+    case "run":
+      void run(message);
+      break;
+    case "inspect":
+      void inspect(message);
+      break;
+    case "abort":
+      running?.abort(new Error(message.reason));
+      break;
+    case "data-reply":
+      settleCall(message);
+      break;
+  }
+});
+
+post({ type: "ready" });

@@ -1,0 +1,106 @@
+// Messages between a worker and its task threads. Task code runs in the thread; the stores stay in
+// the worker's thread, so the thread asks for data operations and reports its outcome as data.
+
+import type { SharedIdState } from "../core/ids.js";
+import type { NewChild } from "../store/transitions.js";
+
+/** What a thread needs to start: the process's id state, and where job modules may come from. */
+export interface ThreadSetup {
+  ids: SharedIdState;
+  jobRoots: readonly string[];
+  jobPackages: readonly string[];
+}
+
+/** Run one attempt of a task (or a job's entry task) with arguments already resolved. */
+export interface RunRequest {
+  type: "run";
+  kind: "job" | "task";
+  entrypoint: string;
+  /** The stored arguments with dependencies' results in place; {"object": name} revives in the thread. */
+  kwargsJson: string;
+  jobId: bigint;
+  taskId: bigint;
+  attempt: number;
+  defaultTimeoutMs: number | null;
+}
+
+/** Load an entrypoint and check that it is a job (and, given kwargs, that they fit its schema). */
+export interface InspectRequest {
+  type: "inspect";
+  entrypoint: string;
+  kwargs?: Record<string, unknown>;
+}
+
+export interface AbortRequest {
+  type: "abort";
+  reason: string;
+}
+
+export interface DataReply {
+  type: "data-reply";
+  callId: number;
+  ok: boolean;
+  value?: unknown;
+  error?: ErrorData;
+}
+
+export type ToThread = RunRequest | InspectRequest | AbortRequest | DataReply;
+
+/** An error as data: enough to rebuild a ServiceError or to name a task's failure. */
+export interface ErrorData {
+  name: string;
+  message: string;
+  stack?: string;
+  kind?: string;
+  code?: string;
+}
+
+export interface RunOutcome {
+  type: "ran";
+  ok: boolean;
+  resultJson?: string;
+  children?: NewChild[];
+  error?: ErrorData;
+}
+
+export interface InspectedJob {
+  name: string;
+  options: { retries?: number; backoff_s?: number; timeout_s?: number };
+  kwargs?: Record<string, unknown>;
+}
+
+export interface InspectOutcome {
+  type: "inspected";
+  ok: boolean;
+  /**
+   * The thread holds no state from a refused module: it loaded a job (a refusal is then about the
+   * kwargs) or it imported nothing new. Otherwise it is replaced.
+   */
+  loaded: boolean;
+  job?: InspectedJob;
+  error?: ErrorData;
+}
+
+export interface LogLine {
+  type: "log";
+  level: string;
+  text: string;
+}
+
+export interface DataCall {
+  type: "data";
+  callId: number;
+  method: string;
+  args: unknown[];
+}
+
+export type FromThread = RunOutcome | InspectOutcome | LogLine | DataCall | { type: "ready" };
+
+export function toErrorData(error: unknown): ErrorData {
+  if (error instanceof Error) {
+    const service = error as Error & { kind?: string; code?: string };
+    return { name: error.name, message: error.message || error.name, stack: error.stack, kind: service.kind, code: typeof service.code === "string" ? service.code : undefined };
+  }
+  const message = typeof error === "string" ? error : (JSON.stringify(error) ?? String(error));
+  return { name: "Error", message };
+}

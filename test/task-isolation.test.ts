@@ -1,0 +1,179 @@
+// Task code runs in worker threads: a task that spins, exits the process, throws outside its
+// promise chain or exhausts its heap fails its own attempt, while the server keeps answering and
+// the worker keeps running other tasks. Module checks (run_job, register_job) run in threads too.
+
+import { existsSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { EngineRuntime } from "../src/app/engine-runtime.js";
+import type { JobDetail } from "../src/models/jobs.js";
+import { forEachBackend } from "./support/backends.js";
+import { waitFor, waitForJob, withEngine } from "./support/engine.js";
+import { type Harness, startHarness } from "./support/harness.js";
+
+const HOSTILE = "test/fixtures/hostile-jobs.ts";
+const hostile = (name: string) => `${HOSTILE}:${name}`;
+
+async function run(h: Harness, name: string): Promise<JobDetail> {
+  const job = (await h.call("run_job", { name })) as { id: string };
+  return waitForJob(h, job.id, 60_000);
+}
+
+forEachBackend("task isolation", (backend) => {
+  let h: Harness;
+  let engine: EngineRuntime;
+  beforeAll(async () => {
+    h = await startHarness(backend, { SERVICE_TASK_MEMORY_MB: "96", SERVICE_MODULE_LOAD_TIMEOUT: "2" });
+    engine = await withEngine(h, 2);
+  });
+  afterAll(async () => {
+    await engine?.stop();
+    await h?.close();
+  });
+
+  it("times out a task that never yields while the server keeps answering", async () => {
+    const started = (await h.call("run_job", { name: hostile("spinJob") })) as { id: string };
+    const latencies: number[] = [];
+    let sawSpinning = false;
+    // Probe /health for as long as the job runs: every answer is timed, none may stall.
+    for (;;) {
+      const job = (await h.call("get_job", { ref: started.id })) as JobDetail;
+      if (job.status === "FAILED" || job.status === "COMPLETED") break;
+      sawSpinning ||= job.tasks.some((t) => t.name === "spin" && t.status === "RUNNING");
+      const before = performance.now();
+      const health = await h.http("GET", "/health");
+      latencies.push(performance.now() - before);
+      expect(health.status).toBe(200);
+    }
+    const job = await waitForJob(h, started.id);
+    expect(sawSpinning).toBe(true);
+    expect(job.status).toBe("FAILED");
+    expect(job.tasks.find((t) => t.name === "spin")!.error).toMatch(/timed out after 2 s/);
+    expect(latencies.length).toBeGreaterThan(10);
+    // A stalled event loop would hold a probe for the whole 2 s spin (plus its grace).
+    expect(Math.max(...latencies)).toBeLessThan(500);
+  });
+
+  it("fails a task that calls process.exit, and keeps running others", async () => {
+    const job = await run(h, hostile("exitJob"));
+    expect(job.status).toBe("FAILED");
+    expect(job.tasks.find((t) => t.name === "exit_process")!.error).toMatch(/process\.exit\(3\)/);
+    expect((await run(h, hostile("afterJob"))).status).toBe("COMPLETED");
+    expect((await h.http("GET", "/health")).status).toBe(200);
+  });
+
+  it("fails a task that throws outside its promise chain", async () => {
+    const job = await run(h, hostile("throwLaterJob"));
+    expect(job.status).toBe("FAILED");
+    expect(job.tasks.find((t) => t.name === "throw_later")!.error).toMatch(/outside its promise chain: thrown from a timer/);
+  });
+
+  it("fails a task that exceeds its memory limit", async () => {
+    const job = await run(h, hostile("memoryJob"));
+    expect(job.status).toBe("FAILED");
+    expect(job.tasks.find((t) => t.name === "eat_memory")!.error).toMatch(/ran out of memory .*96 MB/);
+    expect((await run(h, hostile("afterJob"))).status).toBe("COMPLETED");
+  });
+
+  it("cancels a spinning task: its thread is ended and its slot serves the next task", async () => {
+    const started = (await h.call("run_job", { name: hostile("spinForeverJob") })) as { id: string };
+    await waitFor("the spin to start", async () => {
+      const job = (await h.call("get_job", { ref: started.id })) as JobDetail;
+      return job.tasks.some((t) => t.name === "spin_forever" && t.status === "RUNNING");
+    });
+    await h.call("cancel_job", { ref: started.id });
+    const cancelled = await waitForJob(h, started.id);
+    expect(cancelled.status).toBe("CANCELLED");
+    // Two slots: if the spinning thread were kept, one of these would have to wait forever.
+    const [a, b] = await Promise.all([run(h, hostile("afterJob")), run(h, hostile("afterJob"))]);
+    expect([a.status, b.status]).toEqual(["COMPLETED", "COMPLETED"]);
+  });
+
+  describe("module checks", () => {
+    it("refuses a module that exits the process at import; the server lives on", async () => {
+      const response = await h.http("POST", "/api/v0/jobs:run", { name: "test/fixtures/hostile/exit-at-import.mjs:x" });
+      expect(response.status).toBe(422);
+      expect(response.body).toMatchObject({ code: "invalid", detail: expect.stringMatching(/process\.exit\(1\)/) });
+      expect((await h.http("GET", "/health")).status).toBe(200);
+      expect((await h.http("POST", "/api/v0/registered-jobs", { entrypoint: "test/fixtures/hostile/exit-at-import.mjs:x" })).status).toBe(422);
+    });
+
+    it("gives up on a module that never finishes loading", async () => {
+      const before = performance.now();
+      const probes: number[] = [];
+      const check = h.http("POST", "/api/v0/jobs:run", { name: "test/fixtures/hostile/spin-at-import.mjs:x" });
+      let settled = false;
+      void check.then(() => (settled = true));
+      while (!settled) {
+        const t = performance.now();
+        expect((await h.http("GET", "/health")).status).toBe(200);
+        probes.push(performance.now() - t);
+      }
+      const response = await check;
+      expect(response.status).toBe(422);
+      expect(response.body).toMatchObject({ detail: expect.stringMatching(/did not finish loading within 2 s/) });
+      expect(performance.now() - before).toBeGreaterThanOrEqual(2000);
+      expect(Math.max(...probes)).toBeLessThan(500);
+    });
+  });
+});
+
+forEachBackend("entrypoint confinement", (backend) => {
+  let h: Harness;
+  let outside: string;
+  let root: string;
+  const marker = () => join(outside, "imported.txt");
+  beforeAll(async () => {
+    // A job root with a symlink that leads out of it, and a module outside every root.
+    outside = mkdtempSync(join(tmpdir(), "jobhouse-outside-"));
+    root = mkdtempSync(join(tmpdir(), "jobhouse-root-"));
+    process.env.JOBHOUSE_TEST_MARKER = marker();
+    writeFileSync(join(outside, "marker.mjs"), `import { writeFileSync } from "node:fs";\nwriteFileSync(${JSON.stringify(marker())}, "imported");\nexport const x = 1;\n`);
+    symlinkSync(join(outside, "marker.mjs"), join(root, "link.mjs"));
+    writeFileSync(join(root, "inside.ts"), `import { job } from "jobhouse";\nexport const inside = job("inside", async () => 42);\n`);
+    h = await startHarness(backend, { SERVICE_JOBS_PATH: root });
+  });
+  afterAll(async () => {
+    await h?.close();
+    rmSync(outside, { recursive: true, force: true });
+    rmSync(root, { recursive: true, force: true });
+  });
+
+  it("refuses every way out of the job roots without importing anything", async () => {
+    const refused = [
+      `${join(outside, "marker.mjs")}:x`, // absolute path outside the roots
+      `../${outside.split("/").pop()}/marker.mjs:x`, // a .. escape
+      `${root}/../${outside.split("/").pop()}/marker.mjs:x`,
+      "link.mjs:x", // a symlink inside that points outside
+      `file://${join(outside, "marker.mjs")}:x`,
+      `file://${join(outside, "marker.mjs")}?v=1:x`,
+      "data:text/javascript,process.exit(1):x",
+      "node:fs:x",
+      "fs:x",
+      "semver:x",
+      "@acme/jobs:x",
+      `${resolve("node_modules/semver/bin/semver.js")}:x`,
+      "https://example.com/x.mjs:x",
+    ];
+    for (const name of refused) {
+      const response = await h.http("POST", "/api/v0/jobs:run", { name });
+      expect(response.status, name).toBe(422);
+      const detail = (response.body as { detail: string }).detail;
+      expect(detail, name).toMatch(/refused|does not exist|must look like/);
+      // The refusal names the rule and echoes the request, never where the server keeps its files.
+      if (!name.includes(root)) expect(detail, name).not.toContain(root);
+      if (!name.includes(process.cwd())) expect(detail, name).not.toContain(process.cwd());
+    }
+    expect(existsSync(marker())).toBe(false);
+  });
+
+  it("runs modules under the job roots, by relative and by absolute path", async () => {
+    for (const name of ["inside.ts:inside", `${join(root, "inside.ts")}:inside`]) {
+      const response = await h.http("POST", "/api/v0/jobs:run", { name });
+      expect(response.status, name).toBe(201);
+    }
+    // The working directory is no root once SERVICE_JOBS_PATH names the roots.
+    expect((await h.http("POST", "/api/v0/jobs:run", { name: "test/fixtures/jobs.ts:pipeline" })).status).toBe(422);
+  });
+});
