@@ -2,7 +2,7 @@
 // WARNING, server.json, and CLI commands that need chDB reaching it over loopback.
 
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -193,5 +193,49 @@ describe("local start with a token", () => {
     expect(data.status, data.stderr).toBe(0);
     expect(JSON.parse(data.stdout)).toMatchObject({ total: 0 });
     expect(statSync(join(home, "server.json")).mode & 0o077).toBe(0);
+  });
+});
+
+describe("local start keeps its files private", () => {
+  const home = mkdtempSync(join(tmpdir(), "jobhouse-private-"));
+  const serverEnv = { ...process.env, SERVICE_HOME: home, SERVICE_API_TOKEN: "", SERVICE_SQL_URL: "", SERVICE_CH_URL: "" };
+  let server: ChildProcess;
+  let url = "";
+  beforeAll(async () => {
+    // A record left by a process long gone, with a mode anyone could read.
+    writeFileSync(join(home, "server.json"), JSON.stringify({ url: "http://127.0.0.1:1", pid: 2 ** 22 + 1 }), { mode: 0o644 });
+    chmodSync(join(home, "server.json"), 0o644);
+    const port = await freePort();
+    url = `http://127.0.0.1:${port}`;
+    let stderr = "";
+    server = spawn(process.execPath, [BIN, "local", "start", "--port", String(port)], { env: serverEnv, stdio: ["ignore", "pipe", "pipe"] });
+    server.stderr!.on("data", (chunk) => (stderr += chunk));
+    for (let i = 0; i < 300 && !stderr.includes("listening on"); i++) await new Promise((r) => setTimeout(r, 100));
+  });
+  afterAll(() => {
+    if (server.exitCode === null) server.kill("SIGTERM");
+  });
+
+  /** Every folder and file under the home, with the permission bits group and others hold. */
+  function openToOthers(dir: string): string[] {
+    const found: string[] = [];
+    for (const entry of readdirSync(dir, { withFileTypes: true })) {
+      const path = join(dir, entry.name);
+      if (entry.isSymbolicLink()) continue;
+      if ((statSync(path).mode & 0o077) !== 0) found.push(`${path} ${(statSync(path).mode & 0o777).toString(8)}`);
+      if (entry.isDirectory()) found.push(...openToOthers(path));
+    }
+    return found;
+  }
+
+  it("creates the stores, chDB's folder, task logs and server.json for their owner only", async () => {
+    const response = await fetch(`${url}/api/v0/jobs:run`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ name: "sales" }) });
+    expect(response.status).toBe(201);
+    const { id } = (await response.json()) as { id: string };
+    expect(await endedStatus(url, id)).toBe("COMPLETED");
+    expect(existsSync(join(home, "logs"))).toBe(true);
+    expect(existsSync(join(home, "chdb"))).toBe(true);
+    expect(statSync(join(home, "server.json")).mode & 0o777).toBe(0o600);
+    expect(openToOthers(home)).toEqual([]);
   });
 });

@@ -60,8 +60,9 @@ export async function startLocalServer(config: Config, options: LocalServerOptio
       warmThreads: true,
     });
     const secret = randomBytes(24).toString("base64url");
-    const app = await buildHttpApp(service, operations, { webRoot: WEB_ROOT, localSecret: secret });
-    await app.listen({ host: "127.0.0.1", port });
+    const host = "127.0.0.1";
+    const app = await buildHttpApp(service, operations, { webRoot: WEB_ROOT, localSecret: secret, listenHost: host, allowedHosts: config.allowedHosts });
+    await app.listen({ host, port });
     const address = app.server.address();
     const boundPort = typeof address === "object" && address ? address.port : port;
     const url = `http://127.0.0.1:${boundPort}`;

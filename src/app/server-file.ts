@@ -3,6 +3,7 @@
 
 import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { PRIVATE_FILE_MODE, makeFilesPrivate } from "../core/private-files.js";
 
 export interface ServerRecord {
   url: string;
@@ -17,7 +18,10 @@ export interface ServerRecord {
 export const serverFilePath = (home: string) => join(home, "server.json");
 
 export function writeServerRecord(home: string, record: ServerRecord): void {
-  writeFileSync(serverFilePath(home), JSON.stringify(record) + "\n", { mode: 0o600 });
+  const path = serverFilePath(home);
+  writeFileSync(path, JSON.stringify(record) + "\n", { mode: PRIVATE_FILE_MODE });
+  // `mode` applies only when the file is created: one left by an earlier start keeps its own.
+  makeFilesPrivate(path);
 }
 
 /** The running server's record, or null when there is none or its process is gone. */

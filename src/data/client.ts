@@ -1,7 +1,7 @@
 // One column-store client over @clickhouse/client, for chDB in-process (local mode) or a ClickHouse
 // server over HTTP (distributed mode). Everything above this file speaks SQL text built by sql.ts.
 
-import { mkdirSync } from "node:fs";
+import { makePrivateDir } from "../core/private-files.js";
 import type { Readable } from "node:stream";
 import { type ClickHouseClient, ClickHouseLogLevel, type ClickHouseSettings, createClient } from "@clickhouse/client";
 import type { ColumnTarget } from "../core/config.js";
@@ -39,7 +39,7 @@ export async function openColumnStore(target: ColumnTarget): Promise<ColumnStore
 }
 
 async function openChdb(path: string): Promise<ClickHouseClient> {
-  mkdirSync(path, { recursive: true });
+  makePrivateDir(path);
   // Loaded lazily: the native engine is large and only local mode needs it.
   const { createChdbConnection } = await import("chdb/connection");
   return createClient({ connection: createChdbConnection({ path }), log: QUIET } as Parameters<typeof createClient>[0]);

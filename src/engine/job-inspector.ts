@@ -25,6 +25,8 @@ export function createJobInspector(options: ThreadOptions, timeoutMs: number): J
       let reusable = false;
       let timer: NodeJS.Timeout | undefined;
       try {
+        // The limit is the module's own loading time, not the thread's boot (slow on a busy machine).
+        await thread.ready;
         const timeout = new Promise<never>((_, reject) => {
           timer = setTimeout(() => reject(invalid(`module of "${entrypoint}" did not finish loading within ${timeoutMs / 1000} s`)), timeoutMs);
         });

@@ -1,6 +1,7 @@
 // Reading task results for dependents: stored markers are replaced by the referenced results,
 // following chains (a task whose result is a reference to another task).
 
+import { chunksOf } from "../store/chunks.js";
 import type { Store } from "../store/db.js";
 import { collectReferences, substituteReferences } from "./references.js";
 
@@ -10,7 +11,10 @@ export async function resolveResults(db: Store, ids: Iterable<string>): Promise<
   let wanted = [...new Set(ids)];
   // Breadth-first over references; ids only grow, so this ends.
   while (wanted.length > 0) {
-    const rows = await db.selectFrom("tasks").select(["id", "status", "result_ref"]).where("id", "in", wanted.map(BigInt)).execute();
+    const rows = [];
+    for (const chunk of chunksOf(wanted.map(BigInt))) {
+      rows.push(...(await db.selectFrom("tasks").select(["id", "status", "result_ref"]).where("id", "in", chunk).execute()));
+    }
     const next = new Set<string>();
     for (const row of rows) {
       if (row.status !== "COMPLETED") throw new Error(`task ${row.id} has not completed (${row.status})`);

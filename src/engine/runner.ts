@@ -90,6 +90,8 @@ async function runAttempt(deps: EngineDeps, task: TaskRow, key: AttemptKey, cont
   const thread = await deps.threads.acquire();
   let threadReusable = false;
   try {
+    // A fresh thread boots first: its boot is no part of the task's time limit.
+    await thread.ready;
     const kwargsJson = await resolveArguments(deps, task);
     const run = thread.run(
       {

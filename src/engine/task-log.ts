@@ -1,9 +1,10 @@
 // One log file per task attempt (CONTRACT §4: $SERVICE_LOG_DIR/<job_id>/<task_id>/<attempt>.log),
 // fed by the task's logger and by console output made on the task's async path.
 
-import { closeSync, mkdirSync, openSync, writeSync } from "node:fs";
+import { closeSync, openSync, writeSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { format } from "node:util";
+import { PRIVATE_FILE_MODE, makePrivateDir } from "../core/private-files.js";
 import { currentExecution } from "./execution.js";
 import type { TaskLogger } from "./definitions.js";
 
@@ -19,8 +20,8 @@ export class AttemptLog {
 
   constructor(readonly path: string) {
     try {
-      mkdirSync(dirname(path), { recursive: true });
-      this.fd = openSync(path, "a");
+      makePrivateDir(dirname(path));
+      this.fd = openSync(path, "a", PRIVATE_FILE_MODE);
     } catch {
       // A full or read-only disk must not fail the task; its outcome is still recorded in SQL.
       this.fd = null;

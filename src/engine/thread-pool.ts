@@ -33,15 +33,19 @@ export class TaskThread {
   private exchange: Exchange | null = null;
   private ended: Error | null = null;
   private terminating = false;
+  /** Settles when the thread has booted (its loaders and the engine's modules are loaded). */
+  readonly ready: Promise<void>;
+  private markReady!: () => void;
 
   constructor(private readonly options: ThreadOptions) {
+    this.ready = new Promise((resolve) => (this.markReady = resolve));
     this.worker = new Worker(THREAD_ENTRY, {
       workerData: options.setup,
       resourceLimits: { maxOldGenerationSizeMb: options.memoryMb },
     });
     // An idle thread does not keep the process alive (a one-shot CLI run ends when its job does).
     this.worker.unref();
-    this.worker.on("message", (message: FromThread) => this.exchange?.onMessage(message));
+    this.worker.on("message", (message: FromThread) => (message.type === "ready" ? this.markReady() : this.exchange?.onMessage(message)));
     this.worker.on("error", (error: Error & { code?: string }) => {
       this.end(
         error.code === "ERR_WORKER_OUT_OF_MEMORY"
@@ -121,6 +125,7 @@ export class TaskThread {
   private end(error: Error): void {
     if (this.ended) return;
     this.ended = error;
+    this.markReady();
     this.exchange?.fail(error);
   }
 }

@@ -1,6 +1,6 @@
 // Opens the orchestration store: Kysely over SQLite (better-sqlite3) or PostgreSQL (pg).
 
-import { mkdirSync } from "node:fs";
+import { makeFilesPrivate, makePrivateDir } from "../core/private-files.js";
 import { dirname } from "node:path";
 import SQLite from "better-sqlite3";
 import { CompiledQuery, type DatabaseConnection, type Driver, Kysely, PostgresAdapter, PostgresDialect, SqliteDialect, SqliteDriver } from "kysely";
@@ -22,13 +22,14 @@ export function openStore(target: SqlTarget, options: OpenStoreOptions = {}): St
 }
 
 function openSqlite(path: string): Store {
-  if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
+  if (path !== ":memory:") makePrivateDir(dirname(path));
   const database = new SQLite(path);
   // WAL lets CLI readers run beside the server; the busy timeout makes writers queue instead of failing.
   database.pragma("journal_mode = WAL");
   database.pragma("busy_timeout = 5000");
   database.pragma("synchronous = NORMAL");
   database.pragma("foreign_keys = ON");
+  if (path !== ":memory:") makeFilesPrivate(path, `${path}-wal`, `${path}-shm`);
   // Ids are 64-bit: read every integer as bigint so none loses precision.
   database.defaultSafeIntegers(true);
   return new Kysely<Database>({ dialect: new ImmediateSqliteDialect({ database: withStatementCache(database) }) });

@@ -2,6 +2,7 @@
 // and the attempt, so a late report (a lost worker, a cancelled task) changes nothing.
 
 import { sql, type UpdateQueryBuilder, type UpdateResult } from "kysely";
+import { chunksOf } from "./chunks.js";
 import { type Store, isPostgres } from "./db.js";
 import { OPEN_JOB_STATUSES, OPEN_TASK_STATUSES } from "./statuses.js";
 import type { Database, NewTaskRow } from "./schema.js";
@@ -58,9 +59,17 @@ export async function completeTask(db: Store, c: Completion): Promise<{ complete
       if (isPostgres(tx)) jobQuery = jobQuery.forShare();
       const job = await jobQuery.executeTakeFirst();
       const cancelled = job?.status === "CANCELLED";
-      for (const child of c.children) {
-        if (cancelled) await tx.insertInto("tasks").values({ ...child.row, status: "CANCELLED", completed_at: c.nowMs }).execute();
-        else await insertChild(tx, child, c.nowMs);
+      if (cancelled) {
+        for (const chunk of chunksOf(c.children)) {
+          await tx.insertInto("tasks").values(chunk.map((child) => ({ ...child.row, status: "CANCELLED", completed_at: c.nowMs }))).execute();
+        }
+      } else {
+        // Children with no dependencies (a fan-out) are ready at once: many rows per statement.
+        const free = c.children.filter((child) => child.dependsOn.length === 0);
+        for (const chunk of chunksOf(free)) {
+          await tx.insertInto("tasks").values(chunk.map((child) => ({ ...child.row, pending_deps: 0, ready_at: c.nowMs }))).execute();
+        }
+        for (const child of c.children) if (child.dependsOn.length > 0) await insertChild(tx, child, c.nowMs);
       }
     }
 
@@ -71,39 +80,48 @@ export async function completeTask(db: Store, c: Completion): Promise<{ complete
   });
 }
 
-/** Inserts a task scheduled by a running attempt; ready at once when none of its dependencies is open. */
+/** Inserts a task with dependencies; ready at once when none of them is open. */
 async function insertChild(tx: Store, child: NewChild, nowMs: number): Promise<void> {
-  const open = child.dependsOn.length === 0 ? 0 : await countOpen(tx, child.dependsOn);
+  const dependsOn = [...new Set(child.dependsOn)];
+  const open = await countOpen(tx, dependsOn);
   await tx
     .insertInto("tasks")
     .values({ ...child.row, pending_deps: open, ready_at: open === 0 ? nowMs : null })
     .execute();
-  if (child.dependsOn.length > 0) {
-    await tx.insertInto("task_deps").values(child.dependsOn.map((d) => ({ task_id: child.row.id, depends_on_id: d }))).execute();
-    // A dependency that already failed, or was skipped or cancelled, skips this task at once.
-    const dead = await tx.selectFrom("tasks").select("id").where("id", "in", child.dependsOn).where("status", "in", ["FAILED", "SKIPPED", "CANCELLED"]).executeTakeFirst();
-    if (dead) await skipTask(tx, BigInt(child.row.id), dead.id, nowMs);
+  for (const chunk of chunksOf(dependsOn)) {
+    await tx.insertInto("task_deps").values(chunk.map((d) => ({ task_id: child.row.id, depends_on_id: d }))).execute();
+  }
+  // A dependency that already failed, or was skipped or cancelled, skips this task at once.
+  for (const chunk of chunksOf(dependsOn)) {
+    const dead = await tx.selectFrom("tasks").select("id").where("id", "in", chunk).where("status", "in", ["FAILED", "SKIPPED", "CANCELLED"]).executeTakeFirst();
+    if (dead) return skipTask(tx, BigInt(child.row.id), dead.id, nowMs);
   }
 }
 
 async function countOpen(tx: Store, ids: bigint[]): Promise<number> {
-  const row = await tx.selectFrom("tasks").select((e) => e.fn.countAll().as("n")).where("id", "in", ids).where("status", "!=", "COMPLETED").executeTakeFirst();
-  return Number(row?.n ?? 0);
+  let open = 0;
+  for (const chunk of chunksOf(ids)) {
+    const row = await tx.selectFrom("tasks").select((e) => e.fn.countAll().as("n")).where("id", "in", chunk).where("status", "!=", "COMPLETED").executeTakeFirst();
+    open += Number(row?.n ?? 0);
+  }
+  return open;
 }
 
 /** The dependents of `taskId` also wait for the tasks its result refers to. */
 async function extendDependents(tx: Store, taskId: bigint, references: bigint[]): Promise<void> {
   const dependents = await tx.selectFrom("task_deps").select("task_id").where("depends_on_id", "=", taskId).execute();
   if (dependents.length === 0) return;
-  const open = await tx.selectFrom("tasks").select("id").where("id", "in", references).where("status", "!=", "COMPLETED").execute();
+  const open = await countOpen(tx, references);
   for (const { task_id } of dependents) {
-    await tx
-      .insertInto("task_deps")
-      .values(references.map((r) => ({ task_id, depends_on_id: r })))
-      .onConflict((oc) => oc.doNothing())
-      .execute();
-    if (open.length > 0) {
-      await tx.updateTable("tasks").set((eb) => ({ pending_deps: eb("pending_deps", "+", open.length) })).where("id", "=", task_id).execute();
+    for (const chunk of chunksOf(references)) {
+      await tx
+        .insertInto("task_deps")
+        .values(chunk.map((r) => ({ task_id, depends_on_id: r })))
+        .onConflict((oc) => oc.doNothing())
+        .execute();
+    }
+    if (open > 0) {
+      await tx.updateTable("tasks").set((eb) => ({ pending_deps: eb("pending_deps", "+", open) })).where("id", "=", task_id).execute();
     }
   }
 }
@@ -112,16 +130,17 @@ async function extendDependents(tx: Store, taskId: bigint, references: bigint[])
 async function releaseDependents(tx: Store, taskId: bigint, nowMs: number): Promise<void> {
   // Ids first (see claims.ts): most tasks have no dependents, and then nothing is updated at all.
   const dependents = (await tx.selectFrom("task_deps").select("task_id").where("depends_on_id", "=", taskId).execute()).map((r) => r.task_id);
-  if (dependents.length === 0) return;
-  await tx
-    .updateTable("tasks")
-    .set((eb) => ({
-      pending_deps: eb("pending_deps", "-", 1),
-      ready_at: eb.case().when("pending_deps", "=", 1).then(BigInt(nowMs)).else(eb.ref("ready_at")).end(),
-    }))
-    .where("id", "in", dependents)
-    .where("status", "=", "PENDING")
-    .execute();
+  for (const chunk of chunksOf(dependents)) {
+    await tx
+      .updateTable("tasks")
+      .set((eb) => ({
+        pending_deps: eb("pending_deps", "-", 1),
+        ready_at: eb.case().when("pending_deps", "=", 1).then(BigInt(nowMs)).else(eb.ref("ready_at")).end(),
+      }))
+      .where("id", "in", chunk)
+      .where("status", "=", "PENDING")
+      .execute();
+  }
 }
 
 export interface Failure {

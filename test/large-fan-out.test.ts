@@ -1,0 +1,83 @@
+// An attempt that schedules a very wide fan-out with a fan-in over all of it: every row and every
+// dependency edge is stored, however many variables one statement could bind (SQLite: 32,766).
+
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { startRun } from "../src/engine/start-run.js";
+import { claimReadyTasks } from "../src/store/claims.js";
+import type { NewTaskRow } from "../src/store/schema.js";
+import { completeTask, markTaskRunning } from "../src/store/transitions.js";
+import { insertWorker } from "../src/store/workers.js";
+import { forEachBackend } from "./support/backends.js";
+import { type Harness, startHarness } from "./support/harness.js";
+
+const WIDTH = 100_000;
+
+forEachBackend("a fan-out of 100,000 tasks with a fan-in", (backend) => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await startHarness(backend);
+  });
+  afterAll(() => h?.close());
+
+  it("stores every child and every edge of the fan-in", async () => {
+    const { db, ids, clock } = h.service;
+    const job = await startRun(db, ids, clock, {
+      name: "wide",
+      entrypoint: "test/fixtures/jobs.ts:fanOut",
+      kwargs: {},
+      runType: "MANUAL",
+      preservationMode: "NONE",
+      registeredName: null,
+    });
+    const workerId = ids.next();
+    await insertWorker(db, { id: workerId, hostname: "test", pid: 1, concurrency: 1, maxTasks: null, nowMs: clock.now() });
+    const [entry] = (await claimReadyTasks(db, workerId, 1, clock.now())).tasks;
+    const key = { taskId: entry!.id, workerId, attempt: 1 };
+    expect(await markTaskRunning(db, key, "/dev/null", clock.now())).toBe(true);
+
+    const row = (kwargs: string): NewTaskRow & { id: bigint } => ({
+      id: ids.next(),
+      job_id: job.id,
+      name: "double",
+      kind: "task",
+      entrypoint: "test/fixtures/jobs.ts:double",
+      status: "PENDING",
+      attempt: 1,
+      max_attempts: 1,
+      kwargs,
+      result_ref: null,
+      error: null,
+      log_path: null,
+      worker_id: null,
+      timeout_ms: null,
+      backoff_ms: 1000,
+      pending_deps: 0,
+      created_at: clock.now(),
+      ready_at: null,
+      retry_after: null,
+      claimed_at: null,
+      started_at: null,
+      completed_at: null,
+    });
+    const wide = Array.from({ length: WIDTH }, (_, i) => ({ row: row(`{"x":${i}}`), dependsOn: [] as bigint[] }));
+    const gather = { row: { ...row("{}"), name: "sum" }, dependsOn: wide.map((c) => c.row.id) };
+    const outcome = await completeTask(db, {
+      key,
+      resultJson: JSON.stringify({ task_id: gather.row.id.toString() }),
+      children: [...wide, gather],
+      resultReferences: [gather.row.id],
+      nowMs: clock.now(),
+    });
+    expect(outcome.completed).toBe(true);
+
+    const count = await db.selectFrom("tasks").select((e) => e.fn.countAll().as("n")).where("job_id", "=", job.id).executeTakeFirstOrThrow();
+    expect(Number(count.n)).toBe(WIDTH + 2);
+    const edges = await db.selectFrom("task_deps").select((e) => e.fn.countAll().as("n")).where("task_id", "=", gather.row.id).executeTakeFirstOrThrow();
+    expect(Number(edges.n)).toBe(WIDTH);
+    const sum = await db.selectFrom("tasks").select(["pending_deps", "ready_at"]).where("id", "=", gather.row.id).executeTakeFirstOrThrow();
+    expect(Number(sum.pending_deps)).toBe(WIDTH);
+    expect(sum.ready_at).toBeNull();
+    const ready = await db.selectFrom("tasks").select((e) => e.fn.countAll().as("n")).where("job_id", "=", job.id).where("ready_at", "is not", null).where("status", "=", "PENDING").executeTakeFirstOrThrow();
+    expect(Number(ready.n)).toBe(WIDTH);
+  });
+});
