@@ -11,6 +11,7 @@ import { invoke, operationByName, operations, SYNTHETIC_ADMIN } from "../operati
 import { buildHttpApp } from "../surfaces/rest/app.js";
 import { openService, type OpenedService } from "./context.js";
 import { type EngineRuntime, startEngine } from "./engine-runtime.js";
+import { dropOrphanTables } from "../engine/cleanup.js";
 import { registerExamples } from "./examples.js";
 import { readLiveServer, removeServerRecord, writeServerRecord } from "./server-file.js";
 import { PACKAGE_ROOT } from "./version.js";
@@ -50,6 +51,9 @@ export async function startLocalServer(config: Config, options: LocalServerOptio
       const names = await registerExamples(service);
       if (names.length > 0) service.log.info(`registered the example jobs: ${names.join(", ")}`);
     }
+    // chDB's lock is ours: tables a killed predecessor left half-made have no one to finish them.
+    const orphans = await dropOrphanTables(service.db, await service.columns());
+    if (orphans.length > 0) service.log.warn(`dropped ${orphans.length} column-store table(s) left unregistered by an earlier process: ${orphans.slice(0, 5).join(", ")}`);
     if (readApiToken() === null) {
       service.log.warn("SERVICE_API_TOKEN is not set: the server is open, every request is allowed");
     }

@@ -2,6 +2,8 @@
 // soon as nothing will read them; FULL jobs keep them until retention.
 
 import type { ColumnStore } from "../data/client.js";
+import { ident, sql } from "../data/sql.js";
+import { chunksOf } from "../store/chunks.js";
 import type { Store } from "../store/db.js";
 import { findObjectsOfJob } from "../store/data-objects.js";
 import { findJobById } from "../store/jobs.js";
@@ -95,4 +97,25 @@ export async function sweepFinishedTemps(db: Store, columns: () => Promise<Colum
   const store = await columns();
   for (const object of rows) await dropObject(db, store, object);
   return rows.length;
+}
+
+/** Table names the registry places (CONTRACT §5) and the replacements built beside them. */
+const OBJECT_TABLE = /^(?:t_\d+|j_\d+_[A-Za-z_][A-Za-z0-9_]*|p_[A-Za-z_][A-Za-z0-9_]*)$/;
+
+/**
+ * After a crash (kill -9) a column-store table can outlive its making: a half-built `…_new_…`
+ * replacement, a temp whose registration never committed. Tables that look like ours and that no
+ * registry row names are dropped. Only safe while nothing else makes tables in this database: the
+ * local server runs it at start, before its worker, holding chDB's lock.
+ */
+export async function dropOrphanTables(db: Store, columns: ColumnStore): Promise<string[]> {
+  const tables = await columns.query<{ name: string }>(sql`SELECT name FROM system.tables WHERE database = ${columns.database}`);
+  const candidates = tables.map((t) => t.name).filter((name) => OBJECT_TABLE.test(name));
+  const orphans: string[] = [];
+  for (const chunk of chunksOf(candidates)) {
+    const registered = new Set((await db.selectFrom("data_objects").select("table_name").where("table_name", "in", chunk).execute()).map((r) => r.table_name));
+    orphans.push(...chunk.filter((name) => !registered.has(name)));
+  }
+  for (const name of orphans) await columns.command(sql`DROP TABLE IF EXISTS ${ident(columns.database)}.${ident(name)}`);
+  return orphans;
 }
