@@ -47,7 +47,7 @@ async function main() {
   const service = await openService(loadConfig({ SERVICE_HOME: home }), { log: createLogger("error") });
   await invoke(operationByName.get("setup")!, {}, { ...service, principal: SYNTHETIC_ADMIN });
   for (let i = 0; i < JOBS; i++) {
-    await startRun(service.db, service.ids, service.clock, {
+    await startRun(service.db, service.ids, service.clock, service.config, {
       name: `job_${i % 20}`,
       entrypoint: "bench/jobs.ts:noop",
       kwargs: { i },

@@ -305,6 +305,7 @@ forEachBackend("data plane", (backend) => {
       const { ManualClock } = await import("../src/core/clock.js");
       const { silentLogger } = await import("../src/core/log.js");
       await applyRetention({
+        jobs: h.service.jobs,
         db: h.service.db,
         ids: h.service.ids,
         clock: new ManualClock(Date.now() + (h.service.config.jobTtlDays + 1) * 86_400_000),

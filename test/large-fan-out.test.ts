@@ -21,7 +21,7 @@ forEachBackend("a fan-out of 100,000 tasks with a fan-in", (backend) => {
 
   it("stores every child and every edge of the fan-in", async () => {
     const { db, ids, clock } = h.service;
-    const job = await startRun(db, ids, clock, {
+    const job = await startRun(db, ids, clock, h.service.config, {
       name: "wide",
       entrypoint: "test/fixtures/jobs.ts:fanOut",
       kwargs: {},

@@ -66,6 +66,7 @@ export async function startEngine(service: OpenedService, options: EngineRuntime
         {
           ...deps,
           config: service.config,
+          jobs: service.jobs,
           onWork: () => current.wake(),
           // Retention takes a deleted job's objects with it.
           onJobsDeleted: (jobIds) => dropObjectsOfJobs(service.db, service.columns, jobIds),

@@ -4,7 +4,7 @@
 import { rm } from "node:fs/promises";
 import { join } from "node:path";
 import type { Clock } from "../core/clock.js";
-import type { Config } from "../core/config.js";
+import type { Config, PreservationModeName } from "../core/config.js";
 import type { IdGenerator } from "../core/ids.js";
 import type { Logger } from "../core/log.js";
 import type { Store } from "../store/db.js";
@@ -15,7 +15,9 @@ import { failAttempt, finishJobIfDone } from "../store/transitions.js";
 import { findSilentWorkers, markWorkerLost, recordHeartbeat } from "../store/workers.js";
 import { backoffDelayMs } from "./retry.js";
 import { nextFireTime } from "./schedule.js";
-import { startRun } from "./start-run.js";
+import type { RegisteredJobRow } from "../store/schema.js";
+import type { JobInspector } from "./job-inspector.js";
+import { type RunRequest, planRun, startRun } from "./start-run.js";
 
 export interface BackgroundDeps {
   db: Store;
@@ -23,6 +25,8 @@ export interface BackgroundDeps {
   clock: Clock;
   config: Pick<Config, "workerTimeoutS" | "jobTtlDays" | "logDir" | "taskTimeoutS" | "defaultPreservationMode">;
   log: Logger;
+  /** Checks a scheduled job's module and kwargs, and reads its options (in a task thread). */
+  jobs: JobInspector;
   /** Called after runs were started, so an in-process worker claims at once. */
   onWork?: () => void;
   /** Hooks run after retention deleted jobs (the data plane drops their objects). */
@@ -79,20 +83,33 @@ export async function fireDueSchedules(deps: BackgroundDeps): Promise<string[]> 
     }
     // The guard on the old fire time makes this process the only one to fire it.
     if (!(await advanceSchedule(deps.db, registered.name, registered.next_run_at!, next))) continue;
-    const job = await startRun(deps.db, deps.ids, deps.clock, {
-      name: registered.name,
-      entrypoint: registered.entrypoint,
-      kwargs: JSON.parse(registered.defaults) as Record<string, unknown>,
-      runType: "SCHEDULED",
-      preservationMode: (registered.preservation_mode as "NONE" | "FULL" | null) ?? deps.config.defaultPreservationMode,
-      registeredName: registered.name,
-      timeoutMs: deps.config.taskTimeoutS === null ? null : deps.config.taskTimeoutS * 1000,
-    });
+    const job = await startRun(deps.db, deps.ids, deps.clock, deps.config, await planScheduledRun(deps, registered));
     deps.log.info(`schedule "${registered.schedule}" fired ${registered.name}: job ${job.id}`);
     fired.push(registered.name);
   }
   if (fired.length > 0) deps.onWork?.();
   return fired;
+}
+
+/**
+ * A scheduled run is planned like a manual one (the job's retries, backoff and timeout, its kwargs
+ * schema). A job whose module no longer loads still gets its run, which then fails visibly at its
+ * entry task with the reason, rather than a schedule that silently stops.
+ */
+async function planScheduledRun(deps: BackgroundDeps, registered: RegisteredJobRow): Promise<RunRequest> {
+  try {
+    return await planRun(deps.jobs, deps.config, { registered, runType: "SCHEDULED" });
+  } catch (error) {
+    deps.log.warn(`scheduled run of ${registered.name} could not be planned: ${(error as Error).message}`);
+    return {
+      name: registered.name,
+      entrypoint: registered.entrypoint,
+      kwargs: JSON.parse(registered.defaults) as Record<string, unknown>,
+      runType: "SCHEDULED",
+      preservationMode: (registered.preservation_mode as PreservationModeName | null) ?? deps.config.defaultPreservationMode,
+      registeredName: registered.name,
+    };
+  }
 }
 
 /** Deletes terminal jobs older than SERVICE_JOB_TTL_DAYS with their tasks and log files. */

@@ -8,6 +8,7 @@ import type { NewChild } from "../store/transitions.js";
 import type { TaskContext, TaskDefinition } from "./definitions.js";
 import type { DataPlane } from "./data-plane.js";
 import { TaskRef, collectReferences, toStoredJson } from "./references.js";
+import { newTaskRow } from "./task-rows.js";
 
 export interface Execution {
   jobId: bigint;
@@ -40,32 +41,18 @@ export function scheduleTask(definition: TaskDefinition, kwargs: unknown): TaskR
   const id = execution.ids.next();
   const kwargsJson = toStoredJson(kwargs ?? {}, `arguments of task "${definition.name}"`);
   const dependsOn = [...collectReferences(JSON.parse(kwargsJson))].map(BigInt);
-  const options = definition.options;
   execution.children.push({
-    row: {
+    row: newTaskRow({
       id,
-      job_id: execution.jobId,
+      jobId: execution.jobId,
       name: definition.name,
       kind: "task",
       entrypoint: definition.entrypoint,
-      status: "PENDING",
-      attempt: 1,
-      max_attempts: 1 + Math.max(0, Math.floor(options.retries ?? 0)),
-      kwargs: kwargsJson,
-      result_ref: null,
-      error: null,
-      log_path: null,
-      worker_id: null,
-      timeout_ms: options.timeout_s !== undefined ? Math.round(options.timeout_s * 1000) : execution.defaultTimeoutMs,
-      backoff_ms: Math.round((options.backoff_s ?? 1) * 1000),
-      pending_deps: 0,
-      created_at: execution.nowMs(),
-      ready_at: null,
-      retry_after: null,
-      claimed_at: null,
-      started_at: null,
-      completed_at: null,
-    },
+      kwargsJson,
+      options: definition.options,
+      defaultTimeoutMs: execution.defaultTimeoutMs,
+      nowMs: execution.nowMs(),
+    }),
     dependsOn,
   });
   execution.created.add(id.toString());

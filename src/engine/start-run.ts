@@ -1,12 +1,18 @@
-// Starting a run of a job: the job row and its entry task, in one transaction. Used by run_job and
-// by the scheduler, so both create runs the same way.
+// Starting a run of a job, the one way: the planner turns a job (inspected in a task thread: its
+// name, options and kwargs schema), a registration and the request into the run's settings, and
+// startRun writes the job row and its entry task in one transaction. Used by run_job and the
+// scheduler alike, and by anything later that starts runs.
 
 import type { Clock } from "../core/clock.js";
+import type { Config, PreservationModeName } from "../core/config.js";
 import type { IdGenerator } from "../core/ids.js";
 import type { Store } from "../store/db.js";
 import { insertJob } from "../store/jobs.js";
-import type { JobRow } from "../store/schema.js";
+import type { JobRow, RegisteredJobRow } from "../store/schema.js";
 import { insertTask } from "../store/tasks.js";
+import type { TaskOptions } from "./definitions.js";
+import type { JobInspector } from "./job-inspector.js";
+import { newTaskRow } from "./task-rows.js";
 
 export interface RunRequest {
   /** The job's display name. */
@@ -14,14 +20,46 @@ export interface RunRequest {
   entrypoint: string;
   kwargs: Record<string, unknown>;
   runType: "MANUAL" | "SCHEDULED";
-  preservationMode: "NONE" | "FULL";
+  preservationMode: PreservationModeName;
   registeredName: string | null;
-  /** Attempts of the entry task (retries + 1). */
-  maxAttempts?: number;
-  timeoutMs?: number | null;
+  /** The job's own options (retries, backoff_s, timeout_s): they govern its entry task. */
+  options?: TaskOptions;
 }
 
-export async function startRun(db: Store, ids: IdGenerator, clock: Clock, run: RunRequest): Promise<JobRow> {
+export interface PlanSource {
+  /** An entrypoint to run unregistered, when there is no registration. */
+  entrypoint?: string;
+  registered?: RegisteredJobRow | null;
+  /** The request's kwargs; a registration's defaults merge under them (shallow). */
+  kwargs?: Record<string, unknown>;
+  runType: "MANUAL" | "SCHEDULED";
+  /** The request's preservation mode, if it named one. */
+  preservationMode?: PreservationModeName;
+}
+
+/**
+ * The settings of a run. The module loads and the export is a job, and the kwargs fit its schema,
+ * or 422 now rather than a failed run later (CONTRACT §4).
+ */
+export async function planRun(jobs: JobInspector, config: Pick<Config, "defaultPreservationMode">, source: PlanSource): Promise<RunRequest> {
+  const registered = source.registered ?? null;
+  const entrypoint = registered?.entrypoint ?? source.entrypoint!;
+  const defaults = registered ? (JSON.parse(registered.defaults) as Record<string, unknown>) : {};
+  const merged = { ...defaults, ...(source.kwargs ?? {}) };
+  const job = await jobs.inspect(entrypoint, merged);
+  return {
+    name: registered?.name ?? job.name,
+    entrypoint,
+    kwargs: job.kwargs ?? merged,
+    runType: source.runType,
+    // CONTRACT §4 precedence: the request, the registration, the service default.
+    preservationMode: source.preservationMode ?? (registered?.preservation_mode as PreservationModeName | null) ?? config.defaultPreservationMode,
+    registeredName: registered?.name ?? null,
+    options: job.options,
+  };
+}
+
+export async function startRun(db: Store, ids: IdGenerator, clock: Clock, config: Pick<Config, "taskTimeoutS">, run: RunRequest): Promise<JobRow> {
   const now = clock.now();
   const jobId = ids.next();
   const kwargs = JSON.stringify(run.kwargs);
@@ -40,33 +78,21 @@ export async function startRun(db: Store, ids: IdGenerator, clock: Clock, run: R
     started_at: null,
     completed_at: null,
   };
+  // The entry task runs the job function itself; it builds the rest of the graph at run time.
+  const entry = newTaskRow({
+    id: ids.next(),
+    jobId,
+    name: run.name,
+    kind: "job",
+    entrypoint: run.entrypoint,
+    kwargsJson: kwargs,
+    options: run.options ?? {},
+    defaultTimeoutMs: config.taskTimeoutS === null ? null : config.taskTimeoutS * 1000,
+    nowMs: now,
+  });
   await db.transaction().execute(async (tx) => {
     await insertJob(tx, job);
-    // The entry task runs the job function itself; it builds the rest of the graph at run time.
-    await insertTask(tx, {
-      id: ids.next(),
-      job_id: jobId,
-      name: run.name,
-      kind: "job",
-      entrypoint: run.entrypoint,
-      status: "PENDING",
-      attempt: 1,
-      max_attempts: run.maxAttempts ?? 1,
-      kwargs,
-      result_ref: null,
-      error: null,
-      log_path: null,
-      worker_id: null,
-      timeout_ms: run.timeoutMs ?? null,
-      backoff_ms: 1000,
-      pending_deps: 0,
-      created_at: now,
-      ready_at: now,
-      retry_after: null,
-      claimed_at: null,
-      started_at: null,
-      completed_at: null,
-    });
+    await insertTask(tx, { ...entry, ready_at: now });
   });
   // The row as created: a worker may already have claimed it, but the caller started a PENDING job.
   return job;

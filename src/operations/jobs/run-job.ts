@@ -3,10 +3,10 @@
 import { JobView, RunJobRequest } from "../../models/jobs.js";
 import { notFound } from "../../core/errors.js";
 import { isEntrypoint } from "../../engine/entrypoints.js";
-import { startRun } from "../../engine/start-run.js";
+import { planRun, startRun } from "../../engine/start-run.js";
 import { findRegisteredJob } from "../../store/registered-jobs.js";
 import { defineOperation } from "../define.js";
-import { parseJson, toJobView } from "../views.js";
+import { toJobView } from "../views.js";
 
 export const runJob = defineOperation({
   name: "run_job",
@@ -24,25 +24,14 @@ export const runJob = defineOperation({
     if (!registered && !isEntrypoint(request.name)) {
       throw notFound(`no registered job is named "${request.name}"; give a registered name or an entrypoint module:export`);
     }
-    const entrypoint = registered?.entrypoint ?? request.name;
-    // CONTRACT §4: the module loads and the export is a job, or 422 now rather than a failed run later.
-    const merged = { ...parseJson<Record<string, unknown>>(registered?.defaults ?? null, {}), ...request.kwargs };
-    const definition = await jobs.inspect(entrypoint, merged);
-    const kwargs = definition.kwargs ?? merged;
-    // CONTRACT §4 precedence: the request, the registration, the service default.
-    const preservationMode =
-      request.preservation_mode ?? (registered?.preservation_mode as "NONE" | "FULL" | null) ?? config.defaultPreservationMode;
-    const { retries, timeout_s } = definition.options;
-    const job = await startRun(db, ids, clock, {
-      name: registered?.name ?? definition.name,
-      entrypoint,
-      kwargs,
+    const plan = await planRun(jobs, config, {
+      entrypoint: request.name,
+      registered,
+      kwargs: request.kwargs,
       runType: "MANUAL",
-      preservationMode,
-      registeredName: registered?.name ?? null,
-      maxAttempts: 1 + (retries ?? 0),
-      timeoutMs: timeout_s !== undefined ? Math.round(timeout_s * 1000) : config.taskTimeoutS === null ? null : config.taskTimeoutS * 1000,
+      preservationMode: request.preservation_mode,
     });
+    const job = await startRun(db, ids, clock, config, plan);
     wake();
     return toJobView(job, { total: 1, completed: 0 });
   },
