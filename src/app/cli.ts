@@ -3,7 +3,7 @@
 
 import { Command, CommanderError } from "commander";
 import { ConfigError, loadConfig, type Config } from "../core/config.js";
-import { ERROR_KINDS, ServiceError, invalid, isServiceError, unavailable } from "../core/errors.js";
+import { ERROR_KINDS, EXIT_CODES, ServiceError, invalid, isServiceError, unavailable } from "../core/errors.js";
 import { type AnyOperation, SYNTHETIC_ADMIN, invoke, operations } from "../operations/index.js";
 import { EXIT_JOB_NOT_COMPLETED, JobNotCompleted, addOperationCommands, type Caller } from "../surfaces/cli/program.js";
 import { openService, type OpenedService } from "./context.js";
@@ -15,7 +15,7 @@ import { readLiveServer } from "./server-file.js";
 import { migrateToLatest } from "../store/migrate.js";
 import { VERSION } from "./version.js";
 
-export const EXIT_USAGE = 2;
+export const EXIT_USAGE = EXIT_CODES.usage;
 
 export interface CliStreams {
   out(text: string): void;
@@ -115,6 +115,7 @@ function reportError(error: unknown, streams: CliStreams): number {
     streams.err(`error: ${error.detail} (${error.code})`);
     return ERROR_KINDS[error.kind].exitCode;
   }
+  // A defect: the message helps the person at the terminal more than toProblem's generic detail.
   streams.err(`error: unexpected failure: ${(error as Error)?.message ?? String(error)}`);
   return ERROR_KINDS.internal.exitCode;
 }

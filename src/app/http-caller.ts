@@ -1,7 +1,7 @@
 // Calls an operation over HTTP using its REST address: for the CLI while a local server holds chDB.
 
 import { ServiceError, kindForStatus } from "../core/errors.js";
-import type { AnyOperation } from "../operations/index.js";
+import { type AnyOperation, fillPath, mountedPath } from "../operations/index.js";
 
 /** The header (and its value) the local server accepts from its own CLI instead of a token. */
 export interface LocalCredential {
@@ -13,13 +13,12 @@ export async function callOverHttp(baseUrl: string, op: AnyOperation, input: Rec
   const http = op.http;
   if (!http) throw new ServiceError("invalid", "invalid", `${op.name} has no HTTP address`);
   const rest = { ...input };
-  const path = http.path.replace(/:([A-Za-z_]+)/g, (whole, name: string) => {
-    if (!(name in rest)) return whole;
-    const value = encodeURIComponent(String(rest[name]));
+  const path = fillPath(mountedPath(http), (name) => {
+    const value = encodeURIComponent(String(rest[name] ?? ""));
     delete rest[name];
     return value;
   });
-  const url = new URL((http.absolute ? "" : "/api/v0") + path, baseUrl);
+  const url = new URL(path, baseUrl);
   const init: RequestInit = { method: http.method, headers: {} as Record<string, string> };
   if (http.method === "GET" || http.method === "DELETE") {
     for (const [key, value] of Object.entries(rest)) {

@@ -65,10 +65,28 @@ export interface ProblemBody {
   code: string;
 }
 
-export function toProblem(error: ServiceError): ProblemBody {
+/**
+ * The one mapping from anything thrown to its wire form (REST, MCP and the CLI's messages): a
+ * ServiceError as itself; anything else is a defect, logged with its stack and answered as
+ * `internal` without internals.
+ */
+export function toProblem(error: unknown, log?: { error(message: string): void }): ProblemBody {
+  if (!isServiceError(error)) {
+    log?.error(`unexpected error: ${(error as Error)?.stack ?? String(error)}`);
+    return internalProblem();
+  }
   const info = ERROR_KINDS[error.kind];
   return { title: info.title, status: info.status, detail: error.detail, code: error.code };
 }
+
+/** Exit codes of the CLI that no error kind carries (CONTRACT §7; the kinds' own are in ERROR_KINDS). */
+export const EXIT_CODES = {
+  ok: 0,
+  /** Bad arguments or options, or a configuration the service refuses. */
+  usage: 2,
+  /** `run-job --wait` saw the job fail or be cancelled. */
+  jobNotCompleted: 6,
+} as const;
 
 /** A defect answered without leaking internals; the caller logs the original. */
 export const internalProblem = (): ProblemBody => ({

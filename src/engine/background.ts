@@ -13,7 +13,7 @@ import { advanceSchedule, findDueSchedules } from "../store/registered-jobs.js";
 import { listTasksHeldBy } from "../store/tasks.js";
 import { failAttempt, finishJobIfDone } from "../store/transitions.js";
 import { findSilentWorkers, markWorkerLost, recordHeartbeat } from "../store/workers.js";
-import { backoffDelayMs } from "./retry.js";
+import { decideRetry } from "./retry.js";
 import { nextFireTime } from "./schedule.js";
 import type { RegisteredJobRow } from "../store/schema.js";
 import type { JobInspector } from "./job-inspector.js";
@@ -56,14 +56,14 @@ export async function reapLostWorkers(deps: BackgroundDeps): Promise<number> {
     deps.log.warn(`worker ${worker.id} on ${worker.hostname} (pid ${worker.pid}) is lost: no heartbeat for ${deps.config.workerTimeoutS} s`);
     for (const task of await listTasksHeldBy(deps.db, worker.id)) {
       const attempt = Number(task.attempt);
-      const retry = attempt < Number(task.max_attempts);
+      const retry = decideRetry({ attempt, maxAttempts: Number(task.max_attempts), backoffMs: Number(task.backoff_ms), retryable: true, nowMs: now, random: Math.random() });
       const outcome = await failAttempt(deps.db, {
         key: { taskId: task.id, workerId: worker.id, attempt },
         error: `worker ${worker.id} was lost while running attempt ${attempt}`,
-        retryAtMs: retry ? now + backoffDelayMs(attempt, Number(task.backoff_ms), Math.random()) : null,
+        retryAtMs: retry.retryAtMs,
         nowMs: now,
       });
-      if (outcome.failed && !retry && outcome.jobId !== undefined) await finishJobIfDone(deps.db, outcome.jobId, now);
+      if (outcome.failed && retry.retryAtMs === null && outcome.jobId !== undefined) await finishJobIfDone(deps.db, outcome.jobId, now);
     }
   }
   if (reaped > 0) deps.onWork?.();

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { backoffDelayMs } from "./retry.js";
+import { backoffDelayMs, decideRetry } from "./retry.js";
 
 describe("backoffDelayMs", () => {
   it("doubles per attempt within [half, full] of the exponential delay", () => {
@@ -11,5 +11,20 @@ describe("backoffDelayMs", () => {
 
   it("is capped", () => {
     expect(backoffDelayMs(40, 1000, 1, 60_000)).toBe(60_000);
+  });
+});
+
+describe("decideRetry", () => {
+  const failure = { attempt: 1, maxAttempts: 3, backoffMs: 1000, retryable: true, nowMs: 10_000, random: 0 };
+
+  it("retries after the backoff while attempts remain", () => {
+    expect(decideRetry(failure)).toEqual({ retryAtMs: 10_500, delayMs: 500 });
+    expect(decideRetry({ ...failure, attempt: 2 })).toEqual({ retryAtMs: 11_000, delayMs: 1000 });
+  });
+
+  it("ends on the last attempt, and at once for a non-retryable failure", () => {
+    expect(decideRetry({ ...failure, attempt: 3 }).retryAtMs).toBeNull();
+    expect(decideRetry({ ...failure, retryable: false }).retryAtMs).toBeNull();
+    expect(decideRetry({ ...failure, maxAttempts: 1 }).retryAtMs).toBeNull();
   });
 });

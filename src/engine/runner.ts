@@ -15,7 +15,7 @@ import { scopePlane } from "./scope-plane.js";
 import type { DataScope } from "./object-registry.js";
 import { collectReferences, substituteReferences } from "./references.js";
 import { resolveResults } from "./results.js";
-import { backoffDelayMs } from "./retry.js";
+import { decideRetry } from "./retry.js";
 import { AttemptLog, attemptLogPath } from "./task-log.js";
 import { type TaskThread, ThreadCrash, type ThreadPool } from "./thread-pool.js";
 import type { RunOutcome } from "./thread-protocol.js";
@@ -132,13 +132,18 @@ async function runAttempt(deps: EngineDeps, task: TaskRow, key: AttemptKey, cont
     }
     const message = errorMessage(error);
     log.write("ERROR", `failed: ${error instanceof TaskFailure ? error.detail : ((error as Error)?.stack ?? message)}`);
-    const nonRetryable = error instanceof TaskFailure && error.nonRetryable;
-    const attemptsLeft = key.attempt < Number(task.max_attempts) && !nonRetryable;
-    const delay = backoffDelayMs(key.attempt, Number(task.backoff_ms), (deps.random ?? Math.random)());
-    const outcome = await failAttempt(db, { key, error: message, retryAtMs: attemptsLeft ? clock.now() + delay : null, nowMs: clock.now() }, ["RUNNING"]);
-    if (outcome.failed && attemptsLeft) log.write("INFO", `retrying in ${delay} ms as attempt ${key.attempt + 1}`);
+    const retry = decideRetry({
+      attempt: key.attempt,
+      maxAttempts: Number(task.max_attempts),
+      backoffMs: Number(task.backoff_ms),
+      retryable: !(error instanceof TaskFailure && error.nonRetryable),
+      nowMs: clock.now(),
+      random: (deps.random ?? Math.random)(),
+    });
+    const outcome = await failAttempt(db, { key, error: message, retryAtMs: retry.retryAtMs, nowMs: clock.now() }, ["RUNNING"]);
+    if (outcome.failed && retry.retryAtMs !== null) log.write("INFO", `retrying in ${retry.delayMs} ms as attempt ${key.attempt + 1}`);
     if (objectsMade.size > 0) await dropFailedAttemptObjects(deps, task.job_id, objectsMade);
-    if (outcome.failed && !attemptsLeft && outcome.jobId !== undefined) await finishJob(deps, outcome.jobId);
+    if (outcome.failed && retry.retryAtMs === null && outcome.jobId !== undefined) await finishJob(deps, outcome.jobId);
   } finally {
     // A thread that is still running abandoned code (timeout, cancel) or died is replaced.
     deps.threads.release(thread, threadReusable);

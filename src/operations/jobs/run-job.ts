@@ -6,6 +6,7 @@ import { isEntrypoint } from "../../engine/entrypoints.js";
 import { planRun, startRun } from "../../engine/start-run.js";
 import { findRegisteredJob } from "../../store/registered-jobs.js";
 import { defineOperation } from "../define.js";
+import { API_PREFIX } from "../paths.js";
 import { toJobView } from "../views.js";
 
 export const runJob = defineOperation({
@@ -17,7 +18,7 @@ export const runJob = defineOperation({
   mcp: true,
   input: RunJobRequest,
   output: JobView,
-  http: { method: "POST", path: "/jobs:run", status: 201, errors: [404], location: (job: JobView) => `/api/v0/jobs/${job.id}` },
+  http: { method: "POST", path: "/jobs:run", status: 201, errors: [404], location: (job: JobView) => `${API_PREFIX}/jobs/${job.id}` },
   cli: { command: "run-job <name>", follow: true, confirm: (job: JobView) => `Started job ${job.id} (${job.name}): ${job.status}` },
   async handler(request, { db, ids, clock, config, wake, jobs }) {
     const registered = isEntrypoint(request.name) ? undefined : await findRegisteredJob(db, request.name);

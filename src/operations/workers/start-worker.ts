@@ -4,6 +4,7 @@ import { invalid, unavailable } from "../../core/errors.js";
 import { NoContent } from "../../models/common.js";
 import { StartWorkerRequest } from "../../models/workers.js";
 import { defineOperation } from "../define.js";
+import { API_PREFIX } from "../paths.js";
 
 export const startWorker = defineOperation({
   name: "start_worker",
@@ -14,7 +15,7 @@ export const startWorker = defineOperation({
   mcp: true,
   input: StartWorkerRequest,
   output: NoContent,
-  http: { method: "POST", path: "/workers", status: 202, errors: [503], location: () => "/api/v0/workers" },
+  http: { method: "POST", path: "/workers", status: 202, errors: [503], location: () => `${API_PREFIX}/workers` },
   cli: { command: "worker spawn", confirm: () => "Worker process started; see `jobhouse worker list`" },
   async handler({ max_tasks }, { config, spawnWorker }) {
     // SPEC POST /workers rule 1: a spawned child would deadlock on the shared data-path lock.

@@ -2,6 +2,7 @@
 // operation, options from its input schema, human output by default and `--json` for the REST body.
 
 import { Command, Option } from "commander";
+import { EXIT_CODES } from "../../core/errors.js";
 import type { AnyOperation } from "../../operations/index.js";
 import { coerceTextInput, inputSchemaOf } from "../../operations/schemas.js";
 import { followJob, resolveJobResult } from "./follow.js";
@@ -29,7 +30,7 @@ export interface CliIo {
 }
 
 /** Exit code of `run-job --wait` when the job ended FAILED or CANCELLED. */
-export const EXIT_JOB_NOT_COMPLETED = 6;
+export const EXIT_JOB_NOT_COMPLETED = EXIT_CODES.jobNotCompleted;
 
 const kebab = (name: string) => name.replace(/_/g, "-");
 const camel = (name: string) => name.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase());

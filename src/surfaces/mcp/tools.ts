@@ -1,6 +1,6 @@
 // MCP tool descriptions and calls, one tool per operation marked `mcp` (SPEC "MCP surface").
 
-import { type ProblemBody, internalProblem, isServiceError, toProblem } from "../../core/errors.js";
+import { type ProblemBody, toProblem } from "../../core/errors.js";
 import type { Logger } from "../../core/log.js";
 import { type AnyOperation, type OperationContext, invoke } from "../../operations/index.js";
 import { inputSchemaOf, outputSchemaOf } from "../../operations/schemas.js";
@@ -38,8 +38,6 @@ export async function callTool(op: AnyOperation | undefined, name: string, args:
     if (output === undefined) return { content: [{ type: "text", text: "{}" }] };
     return { content: [{ type: "text", text: JSON.stringify(output) }], structuredContent: output as Record<string, unknown> };
   } catch (error) {
-    if (isServiceError(error)) return toolError(toProblem(error));
-    log.error(`tool ${name} failed unexpectedly: ${(error as Error)?.stack ?? String(error)}`);
-    return toolError(internalProblem());
+    return toolError(toProblem(error, log));
   }
 }

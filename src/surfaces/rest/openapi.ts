@@ -1,8 +1,7 @@
 // The OpenAPI 3.1 description, derived from the operation registry (SPEC "Versioning").
 
-import { type AnyOperation } from "../../operations/index.js";
+import { type AnyOperation, fillPath, mountedPath, pathParams } from "../../operations/index.js";
 import { type JsonSchema, inputSchemaOf, outputSchemaOf } from "../../operations/schemas.js";
-import { API_PREFIX } from "./routes.js";
 
 const PROBLEM_REF = { $ref: "#/components/schemas/Problem" };
 
@@ -17,8 +16,7 @@ function problemResponse(description: string) {
 }
 
 /** `/jobs/:ref/stats` → `/jobs/{ref}/stats` */
-const toOpenApiPath = (path: string) => path.replace(/\/:([A-Za-z_]+)/g, "/{$1}");
-const pathParams = (path: string) => [...path.matchAll(/\/:([A-Za-z_]+)/g)].map((m) => m[1]!);
+const toOpenApiPath = (path: string) => fillPath(path, (name) => `{${name}}`);
 
 function operationObject(op: AnyOperation) {
   const http = op.http!;
@@ -76,7 +74,7 @@ export function buildOpenApiDocument(operations: readonly AnyOperation[], versio
   const paths: Record<string, Record<string, unknown>> = {};
   for (const op of operations) {
     if (!op.http) continue;
-    const key = op.http.absolute ? toOpenApiPath(op.http.path) : API_PREFIX + toOpenApiPath(op.http.path);
+    const key = toOpenApiPath(mountedPath(op.http));
     (paths[key] ??= {})[op.http.method.toLowerCase()] = operationObject(op);
   }
   return {

@@ -1,7 +1,7 @@
 // One mapping from anything thrown to a Problem response (SPEC "Errors" rule 1).
 
 import type { FastifyReply } from "fastify";
-import { type ProblemBody, ServiceError, internalProblem, isServiceError, toProblem } from "../../core/errors.js";
+import { type ProblemBody, ServiceError, isServiceError, toProblem } from "../../core/errors.js";
 import type { Logger } from "../../core/log.js";
 
 export const PROBLEM_CONTENT_TYPE = "application/problem+json";
@@ -23,10 +23,7 @@ function fromFrameworkError(error: { statusCode?: number; code?: string; message
 }
 
 export function problemFor(error: unknown, log: Logger): ProblemBody {
-  if (isServiceError(error)) return toProblem(error);
-  const framework = fromFrameworkError(error as { statusCode?: number; message: string });
-  if (framework) return framework;
-  // A 500 is a defect: log the stack, tell the caller nothing internal.
-  log.error(`unexpected error: ${(error as Error)?.stack ?? String(error)}`);
-  return internalProblem();
+  const framework = isServiceError(error) ? null : fromFrameworkError(error as { statusCode?: number; message: string });
+  // A 500 is a defect: toProblem logs the stack and tells the caller nothing internal.
+  return framework ?? toProblem(error, log);
 }

@@ -2,10 +2,10 @@
 
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import { invalid } from "../../core/errors.js";
-import { type AnyOperation, type OperationContext, invoke } from "../../operations/index.js";
+import { type AnyOperation, type OperationContext, invoke, mountedPath } from "../../operations/index.js";
 import { coerceTextInput } from "../../operations/schemas.js";
 
-export const API_PREFIX = "/api/v0";
+export { API_PREFIX } from "../../operations/index.js";
 /** The longest path parameter the router matches; longer names are refused where they are made. */
 export const MAX_PATH_PARAM_LENGTH = 500;
 const JSON_TYPE = "application/json; charset=utf-8";
@@ -29,7 +29,7 @@ export function toRouterPath(path: string): string {
     .join("/");
 }
 
-export const urlOf = (op: AnyOperation): string => (op.http!.absolute ? op.http!.path : API_PREFIX + op.http!.path);
+export const urlOf = (op: AnyOperation): string => mountedPath(op.http!);
 
 function inputOf(op: AnyOperation, request: FastifyRequest): unknown {
   const params = (request.params ?? {}) as Record<string, string>;

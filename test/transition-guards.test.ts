@@ -1,0 +1,107 @@
+// The guarded transitions themselves, below the engine: a report with a stale key (another worker,
+// an old attempt) or after the task moved on changes nothing, and of two reports racing for one
+// attempt exactly one wins. Engine-level "late result" tests cannot show this: the worker abandons
+// an attempt before its late result would reach the store.
+
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startRun } from "../src/engine/start-run.js";
+import { claimReadyTasks } from "../src/store/claims.js";
+import { type AttemptKey, completeTask, failAttempt, markTaskRunning } from "../src/store/transitions.js";
+import { insertWorker } from "../src/store/workers.js";
+import { forEachBackend } from "./support/backends.js";
+import { type Harness, startHarness } from "./support/harness.js";
+
+forEachBackend("guarded transitions", (backend) => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await startHarness(backend);
+  });
+  afterAll(() => h?.close());
+
+  const now = () => h.service.clock.now();
+  const addWorker = async () => {
+    const id = h.service.ids.next();
+    await insertWorker(h.service.db, { id, hostname: "test", pid: 1, concurrency: 1, maxTasks: null, nowMs: now() });
+    return id;
+  };
+  const taskRow = (id: bigint) => h.service.db.selectFrom("tasks").select(["status", "attempt", "worker_id", "result_ref", "error"]).where("id", "=", id).executeTakeFirstOrThrow();
+
+  /** A fresh job whose entry task is RUNNING on a new worker: its attempt key. */
+  async function runningTask(): Promise<AttemptKey> {
+    const { db, ids, clock, config } = h.service;
+    await startRun(db, ids, clock, config, { name: "guarded", entrypoint: "test/fixtures/jobs.ts:hello", kwargs: {}, runType: "MANUAL", preservationMode: "NONE", registeredName: null, options: { retries: 3 } });
+    const workerId = await addWorker();
+    const [task] = (await claimReadyTasks(db, workerId, 1, now())).tasks;
+    const key = { taskId: task!.id, workerId, attempt: Number(task!.attempt) };
+    expect(await markTaskRunning(db, key, "/dev/null", now())).toBe(true);
+    return key;
+  }
+  const completion = (key: AttemptKey, result: string) => ({ key, resultJson: result, children: [], resultReferences: [], nowMs: now() });
+  const failure = (key: AttemptKey, retry: boolean) => ({ key, error: "boom", retryAtMs: retry ? now() + 60_000 : null, nowMs: now() });
+
+  describe("stale keys change nothing", () => {
+    it("another worker's report", async () => {
+      const key = await runningTask();
+      const stranger = { ...key, workerId: await addWorker() };
+      expect(await markTaskRunning(h.service.db, stranger, "/dev/null", now())).toBe(false);
+      expect((await completeTask(h.service.db, completion(stranger, '"stolen"'))).completed).toBe(false);
+      expect((await failAttempt(h.service.db, failure(stranger, true))).failed).toBe(false);
+      const row = await taskRow(key.taskId);
+      expect(row).toMatchObject({ status: "RUNNING", result_ref: null, error: null });
+      expect(Number(row.attempt)).toBe(1);
+      expect(row.worker_id).toBe(key.workerId);
+    });
+
+    it("an old attempt's report while the same worker runs the next attempt", async () => {
+      const key = await runningTask();
+      const { db } = h.service;
+      expect((await failAttempt(db, { ...failure(key, true), retryAtMs: now() - 1 })).failed).toBe(true);
+      // The same worker takes attempt 2: only the attempt number tells the two reports apart.
+      const [again] = (await claimReadyTasks(db, key.workerId, 10, now())).tasks.filter((t) => t.id === key.taskId);
+      const second = { ...key, attempt: Number(again!.attempt) };
+      expect(second.attempt).toBe(2);
+      expect(await markTaskRunning(db, key, "/dev/null", now())).toBe(false);
+      expect(await markTaskRunning(db, second, "/dev/null", now())).toBe(true);
+      expect((await completeTask(db, completion(key, '"late"'))).completed).toBe(false);
+      expect((await failAttempt(db, failure(key, false))).failed).toBe(false);
+      expect(await taskRow(key.taskId)).toMatchObject({ status: "RUNNING", result_ref: null });
+      expect((await completeTask(db, completion(second, '"on time"'))).completed).toBe(true);
+      expect(await taskRow(key.taskId)).toMatchObject({ status: "COMPLETED", result_ref: '"on time"' });
+    });
+
+    it("any report after the attempt ended", async () => {
+      const key = await runningTask();
+      expect((await completeTask(h.service.db, completion(key, '"first"'))).completed).toBe(true);
+      expect((await completeTask(h.service.db, completion(key, '"second"'))).completed).toBe(false);
+      expect((await failAttempt(h.service.db, failure(key, false))).failed).toBe(false);
+      expect(await markTaskRunning(h.service.db, key, "/dev/null", now())).toBe(false);
+      expect(await taskRow(key.taskId)).toMatchObject({ status: "COMPLETED", result_ref: '"first"' });
+    });
+  });
+
+  describe("races", () => {
+    it("of a completion and a failure of one attempt, exactly one wins", async () => {
+      for (let round = 0; round < 5; round++) {
+        const key = await runningTask();
+        const [done, failed] = await Promise.all([completeTask(h.service.db, completion(key, '"done"')), failAttempt(h.service.db, failure(key, false))]);
+        expect([done.completed, failed.failed].filter(Boolean)).toHaveLength(1);
+        expect((await taskRow(key.taskId)).status).toBe(done.completed ? "COMPLETED" : "FAILED");
+      }
+    });
+
+    it("of two completions of one attempt, exactly one wins", async () => {
+      const key = await runningTask();
+      const outcomes = await Promise.all([1, 2, 3].map((n) => completeTask(h.service.db, completion(key, `"${n}"`))));
+      expect(outcomes.filter((o) => o.completed)).toHaveLength(1);
+    });
+
+    it("of several workers claiming one ready task, exactly one takes it", async () => {
+      const { db, ids, clock, config } = h.service;
+      const job = await startRun(db, ids, clock, config, { name: "contested", entrypoint: "test/fixtures/jobs.ts:hello", kwargs: {}, runType: "MANUAL", preservationMode: "NONE", registeredName: null });
+      const workers = await Promise.all([1, 2, 3, 4].map(() => addWorker()));
+      const claims = await Promise.all(workers.map((w) => claimReadyTasks(db, w, 10, now())));
+      const taken = claims.flatMap((c) => c.tasks).filter((t) => t.job_id === job.id);
+      expect(taken).toHaveLength(1);
+    });
+  });
+});
