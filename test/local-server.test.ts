@@ -30,6 +30,16 @@ async function endedStatus(url: string, id: string): Promise<string> {
   return status;
 }
 
+/** `local start` on a free port as its own process; resolves once it listens. */
+async function spawnLocalServer(env: NodeJS.ProcessEnv): Promise<{ server: ChildProcess; url: string }> {
+  const port = await freePort();
+  let stderr = "";
+  const server = spawn(process.execPath, [BIN, "local", "start", "--port", String(port)], { env, stdio: ["ignore", "pipe", "pipe"] });
+  server.stderr!.on("data", (chunk) => (stderr += chunk));
+  for (let i = 0; i < 300 && !stderr.includes("listening on"); i++) await new Promise((r) => setTimeout(r, 100));
+  return { server, url: `http://127.0.0.1:${port}` };
+}
+
 describe("local start", () => {
   const home = mkdtempSync(join(tmpdir(), "jobhouse-local-"));
   const env = { ...process.env, SERVICE_HOME: home, SERVICE_API_TOKEN: "", SERVICE_SQL_URL: "", SERVICE_CH_URL: "" };
@@ -175,12 +185,7 @@ describe("local start with a token", () => {
   let server: ChildProcess;
   let url = "";
   beforeAll(async () => {
-    const port = await freePort();
-    url = `http://127.0.0.1:${port}`;
-    let stderr = "";
-    server = spawn(process.execPath, [BIN, "local", "start", "--port", String(port)], { env: serverEnv, stdio: ["ignore", "pipe", "pipe"] });
-    server.stderr!.on("data", (chunk) => (stderr += chunk));
-    for (let i = 0; i < 300 && !stderr.includes("listening on"); i++) await new Promise((r) => setTimeout(r, 100));
+    ({ server, url } = await spawnLocalServer(serverEnv));
   });
   afterAll(() => {
     if (server.exitCode === null) server.kill("SIGTERM");
@@ -205,12 +210,7 @@ describe("local start keeps its files private", () => {
     // A record left by a process long gone, with a mode anyone could read.
     writeFileSync(join(home, "server.json"), JSON.stringify({ url: "http://127.0.0.1:1", pid: 2 ** 22 + 1 }), { mode: 0o644 });
     chmodSync(join(home, "server.json"), 0o644);
-    const port = await freePort();
-    url = `http://127.0.0.1:${port}`;
-    let stderr = "";
-    server = spawn(process.execPath, [BIN, "local", "start", "--port", String(port)], { env: serverEnv, stdio: ["ignore", "pipe", "pipe"] });
-    server.stderr!.on("data", (chunk) => (stderr += chunk));
-    for (let i = 0; i < 300 && !stderr.includes("listening on"); i++) await new Promise((r) => setTimeout(r, 100));
+    ({ server, url } = await spawnLocalServer(serverEnv));
   });
   afterAll(() => {
     if (server.exitCode === null) server.kill("SIGTERM");

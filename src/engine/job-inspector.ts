@@ -16,27 +16,40 @@ export interface JobInspector {
 }
 
 /**
- * Inspection threads are shared by every service of a process that uses the same job roots,
- * packages and limits (a CLI command, the tests' harnesses): a thread boots in about 0.3 s, a check
- * on a booted thread with the module loaded takes well under a millisecond. Idle threads do not
- * keep the process alive.
+ * Inspection threads are shared by the services open at once in a process with the same job roots,
+ * packages and limits (a server and the CLI commands it runs in-process, the tests' harnesses): a
+ * thread boots in about 0.3 s, while a check on a booted thread with the module loaded takes well
+ * under a millisecond. The last service to close ends them (a live thread would keep the process).
  */
-const sharedPools = new Map<string, ThreadPool>();
+const sharedPools = new Map<string, { pool: ThreadPool; users: number }>();
 
-function poolFor(options: ThreadOptions): ThreadPool {
+function poolFor(options: ThreadOptions): { pool: ThreadPool; release(): Promise<void> } {
   const key = JSON.stringify([options.setup.jobRoots, options.setup.jobPackages, options.memoryMb]);
-  let pool = sharedPools.get(key);
-  if (!pool) {
+  let shared = sharedPools.get(key);
+  if (!shared) {
     // Two threads: one slow module does not hold up every other check.
-    pool = new ThreadPool(2, options);
-    sharedPools.set(key, pool);
+    shared = { pool: new ThreadPool(2, options), users: 0 };
+    sharedPools.set(key, shared);
   }
-  return pool;
+  shared.users += 1;
+  const entry = shared;
+  let released = false;
+  return {
+    pool: entry.pool,
+    async release() {
+      if (released) return;
+      released = true;
+      entry.users -= 1;
+      if (entry.users > 0) return;
+      sharedPools.delete(key);
+      await entry.pool.close();
+    },
+  };
 }
 
 /** `timeoutMs`: how long a module may take to load before the check gives up on it (and its thread). */
 export function createJobInspector(options: ThreadOptions, timeoutMs: number): JobInspector {
-  const pool = poolFor(options);
+  const { pool, release } = poolFor(options);
   return {
     async inspect(entrypoint, kwargs) {
       const thread = await pool.acquire();
@@ -64,8 +77,7 @@ export function createJobInspector(options: ThreadOptions, timeoutMs: number): J
         pool.release(thread, reusable);
       }
     },
-    // The pool is the process's (see poolFor): a closing service leaves it to the others.
-    close: async () => undefined,
+    close: release,
   };
 }
 
