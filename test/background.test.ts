@@ -28,6 +28,7 @@ forEachBackend("background loop", (backend) => {
     config: h.service.config,
     log: silentLogger,
     jobs: h.service.jobs,
+    changes: h.service.changes,
   });
 
   it("declares a silent worker LOST, retries its task, and ignores the lost attempt's late result", async () => {
@@ -74,7 +75,7 @@ forEachBackend("background loop", (backend) => {
     const engine = await withEngine(quick);
     try {
       await new Promise((r) => setTimeout(r, 1600));
-      const quickDeps: BackgroundDeps = { db: quick.service.db, ids: quick.service.ids, clock: { now: () => Date.now() }, config: quick.service.config, log: silentLogger, jobs: quick.service.jobs };
+      const quickDeps: BackgroundDeps = { db: quick.service.db, ids: quick.service.ids, clock: { now: () => Date.now() }, config: quick.service.config, log: silentLogger, jobs: quick.service.jobs, changes: quick.service.changes };
       expect(await reapLostWorkers(quickDeps)).toBe(0);
     } finally {
       await engine.stop();

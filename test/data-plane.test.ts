@@ -306,6 +306,7 @@ forEachBackend("data plane", (backend) => {
       const { silentLogger } = await import("../src/core/log.js");
       await applyRetention({
         jobs: h.service.jobs,
+        changes: h.service.changes,
         db: h.service.db,
         ids: h.service.ids,
         clock: new ManualClock(Date.now() + (h.service.config.jobTtlDays + 1) * 86_400_000),

@@ -40,7 +40,7 @@ forEachBackend("the run planner", (backend) => {
     const clock = new ManualClock(t0);
     await invoke(operationByName.get("register_job")!, { entrypoint: entry("tuned"), name: "tuned_every5", schedule: "*/5 * * * *" }, { ...h.service, clock, principal: SYNTHETIC_ADMIN });
     clock.set(Date.UTC(2026, 10, 22, 10, 5, 0));
-    const deps = { db: h.service.db, ids: h.service.ids, clock, config: h.service.config, log: silentLogger, jobs: h.service.jobs };
+    const deps = { db: h.service.db, ids: h.service.ids, clock, config: h.service.config, log: silentLogger, jobs: h.service.jobs, changes: h.service.changes };
     expect(await fireDueSchedules(deps)).toEqual(["tuned_every5"]);
     const scheduled = (await h.call("get_job", { ref: "tuned_every5" })) as { id: string; run_type: string };
     expect(scheduled.run_type).toBe("SCHEDULED");

@@ -6,6 +6,7 @@ import { fileURLToPath } from "node:url";
 import { type Clock, systemClock } from "../core/clock.js";
 import type { Config } from "../core/config.js";
 import { createIdGenerator } from "../core/ids.js";
+import { createLocalChangeFeed } from "../engine/changes.js";
 import { createJobInspector } from "../engine/job-inspector.js";
 import type { ThreadOptions } from "../engine/thread-pool.js";
 import { createLogger, type Logger } from "../core/log.js";
@@ -18,8 +19,6 @@ import { leaseNode, releaseNode, renewNode } from "../store/node-leases.js";
 import { PACKAGE_ROOT, VERSION } from "./version.js";
 
 export interface OpenedService extends ServiceContext {
-  /** Registers what `wake` calls (the in-process worker). */
-  onWake(handler: () => void): void;
   /** What task threads of this process start with (its id state, the job roots, the heap limit). */
   threadOptions: ThreadOptions;
   /** Releases the node lease, closes the column store and the SQL pool. */
@@ -48,7 +47,6 @@ export async function openService(config: Config, options: OpenServiceOptions = 
     : undefined;
   renewal?.unref();
 
-  const wakeHandlers = new Set<() => void>();
   let columnStore: Promise<ColumnStore> | undefined;
   const columns = () => (columnStore ??= openColumnStore(config.ch));
   const ids = createIdGenerator(node, clock);
@@ -70,8 +68,7 @@ export async function openService(config: Config, options: OpenServiceOptions = 
     version: VERSION,
     spawnWorker: spawnDetachedWorker,
     results: new ResultCache(),
-    wake: () => wakeHandlers.forEach((wake) => wake()),
-    onWake: (handler: () => void) => wakeHandlers.add(handler),
+    changes: createLocalChangeFeed((error) => log.error(`a change listener failed: ${(error as Error)?.stack ?? error}`)),
     async close() {
       if (renewal) clearInterval(renewal);
       await jobs.close();

@@ -38,6 +38,7 @@ export async function startEngine(service: OpenedService, options: EngineRuntime
     log: service.log,
     // Task code runs in threads, one per slot: the worker's concurrency is the pool's size.
     threads: new ThreadPool(options.concurrency, service.threadOptions),
+    changes: service.changes,
     cancelGraceMs: options.cancelGraceMs ?? 5000,
   };
   let stopping = false;
@@ -45,7 +46,6 @@ export async function startEngine(service: OpenedService, options: EngineRuntime
   const heartbeatMs = Math.min(5000, (service.config.workerTimeoutS * 1000) / 4);
   if (options.warmThreads) deps.threads.warm();
   let current = new Worker(deps, { concurrency: options.concurrency, maxTasks: options.maxTasks ?? null, heartbeatMs });
-  service.onWake(() => current.wake());
   await current.start();
 
   let resolveFinished: () => void;
@@ -67,7 +67,6 @@ export async function startEngine(service: OpenedService, options: EngineRuntime
           ...deps,
           config: service.config,
           jobs: service.jobs,
-          onWork: () => current.wake(),
           // Retention takes a deleted job's objects with it.
           onJobsDeleted: (jobIds) => dropObjectsOfJobs(service.db, service.columns, jobIds),
           sweepObjects: () => sweepFinishedTemps(service.db, service.columns),

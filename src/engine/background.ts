@@ -16,6 +16,7 @@ import { findSilentWorkers, markWorkerLost, recordHeartbeat } from "../store/wor
 import { decideRetry } from "./retry.js";
 import { nextFireTime } from "./schedule.js";
 import type { RegisteredJobRow } from "../store/schema.js";
+import type { ChangeFeed } from "./changes.js";
 import type { JobInspector } from "./job-inspector.js";
 import { type RunRequest, planRun, startRun } from "./start-run.js";
 
@@ -27,8 +28,8 @@ export interface BackgroundDeps {
   log: Logger;
   /** Checks a scheduled job's module and kwargs, and reads its options (in a task thread). */
   jobs: JobInspector;
-  /** Called after runs were started, so an in-process worker claims at once. */
-  onWork?: () => void;
+  /** Where the loop's transitions are published (a worker of this process wakes on new work). */
+  changes: ChangeFeed;
   /** Hooks run after retention deleted jobs (the data plane drops their objects). */
   onJobsDeleted?: (jobIds: bigint[]) => Promise<void>;
   /** Drops temp objects of ended jobs (cancelled or failed elsewhere); where the column store lives. */
@@ -63,10 +64,13 @@ export async function reapLostWorkers(deps: BackgroundDeps): Promise<number> {
         retryAtMs: retry.retryAtMs,
         nowMs: now,
       });
-      if (outcome.failed && retry.retryAtMs === null && outcome.jobId !== undefined) await finishJobIfDone(deps.db, outcome.jobId, now);
+      if (!outcome.failed) continue;
+      deps.changes.publish({ type: "task", id: task.id, jobId: task.job_id, status: retry.retryAtMs === null ? "FAILED" : "PENDING", attempt: retry.retryAtMs === null ? attempt : attempt + 1 }, true);
+      if (retry.retryAtMs !== null || outcome.jobId === undefined) continue;
+      const status = await finishJobIfDone(deps.db, outcome.jobId, now);
+      if (status !== null) deps.changes.publish({ type: "job", id: outcome.jobId, status });
     }
   }
-  if (reaped > 0) deps.onWork?.();
   return reaped;
 }
 
@@ -84,10 +88,10 @@ export async function fireDueSchedules(deps: BackgroundDeps): Promise<string[]> 
     // The guard on the old fire time makes this process the only one to fire it.
     if (!(await advanceSchedule(deps.db, registered.name, registered.next_run_at!, next))) continue;
     const job = await startRun(deps.db, deps.ids, deps.clock, deps.config, await planScheduledRun(deps, registered));
+    deps.changes.publish({ type: "job", id: job.id, name: job.name, status: job.status }, true);
     deps.log.info(`schedule "${registered.schedule}" fired ${registered.name}: job ${job.id}`);
     fired.push(registered.name);
   }
-  if (fired.length > 0) deps.onWork?.();
   return fired;
 }
 

@@ -10,6 +10,7 @@ import type { TaskRow } from "../store/schema.js";
 import { type AttemptKey, completeTask, failAttempt, finishJobIfDone, markTaskRunning } from "../store/transitions.js";
 import type { ColumnStore } from "../data/client.js";
 import { dropFailedAttemptObjects, dropFinishedTemps, dropUnusedTemps } from "./cleanup.js";
+import type { ChangeFeed } from "./changes.js";
 import { dispatchPlaneCall } from "./data-plane.js";
 import { scopePlane } from "./scope-plane.js";
 import type { DataScope } from "./object-registry.js";
@@ -30,6 +31,8 @@ export interface EngineDeps {
   log: Logger;
   /** The threads task code runs in (one per slot of the worker's concurrency). */
   threads: ThreadPool;
+  /** Where each transition this worker commits is published. */
+  changes: ChangeFeed;
   /** How long a cancelled or timed-out task is waited for before it is abandoned. */
   cancelGraceMs: number;
   random?: () => number;
@@ -69,6 +72,9 @@ async function runAttempt(deps: EngineDeps, task: TaskRow, key: AttemptKey, cont
   const { db, clock } = deps;
   const logPath = attemptLogPath(deps.config.logDir, task.job_id, task.id, key.attempt);
   if (!(await markTaskRunning(db, key, logPath, clock.now()))) return; // cancelled or reassigned meanwhile
+  const publishTask = (status: string, attempt = key.attempt, ready = false) =>
+    deps.changes.publish({ type: "task", id: task.id, jobId: task.job_id, status, attempt }, ready);
+  publishTask("RUNNING");
   const log = new AttemptLog(logPath);
   const started = clock.now();
   log.write("INFO", `attempt ${key.attempt} of ${Number(task.max_attempts)} of ${task.entrypoint} started on worker ${key.workerId}`);
@@ -117,6 +123,8 @@ async function runAttempt(deps: EngineDeps, task: TaskRow, key: AttemptKey, cont
     // From the stored JSON, not the live value: a DataObject carries its whole data scope.
     const references = [...collectReferences(JSON.parse(resultJson))].map(BigInt);
     const completed = await completeTask(db, { key, resultJson, children, resultReferences: references, nowMs: clock.now() });
+    // Its children and dependents may be ready now.
+    if (completed.completed) publishTask("COMPLETED", key.attempt, true);
     log.write("INFO", completed.completed ? `completed in ${clock.now() - started} ms` : "finished, but the task was cancelled or reassigned meanwhile: result discarded");
     // Intermediate objects the attempt made and did not hand on are dropped now (NONE jobs).
     if (objectsMade.size > 0) {
@@ -141,6 +149,7 @@ async function runAttempt(deps: EngineDeps, task: TaskRow, key: AttemptKey, cont
       random: (deps.random ?? Math.random)(),
     });
     const outcome = await failAttempt(db, { key, error: message, retryAtMs: retry.retryAtMs, nowMs: clock.now() }, ["RUNNING"]);
+    if (outcome.failed) publishTask(retry.retryAtMs === null ? "FAILED" : "PENDING", retry.retryAtMs === null ? key.attempt : key.attempt + 1);
     if (outcome.failed && retry.retryAtMs !== null) log.write("INFO", `retrying in ${retry.delayMs} ms as attempt ${key.attempt + 1}`);
     if (objectsMade.size > 0) await dropFailedAttemptObjects(deps, task.job_id, objectsMade);
     if (outcome.failed && retry.retryAtMs === null && outcome.jobId !== undefined) await finishJob(deps, outcome.jobId);
@@ -213,7 +222,9 @@ async function runWithLimits(deps: EngineDeps, task: TaskRow, controller: AbortC
 /** Ends the job if its last task just ended, then drops its temp objects (NONE jobs). */
 async function finishJob(deps: EngineDeps, jobId: bigint): Promise<void> {
   const status = await finishJobIfDone(deps.db, jobId, deps.clock.now());
-  if (status !== null) await dropFinishedTemps(deps.db, deps.columns, jobId);
+  if (status === null) return;
+  deps.changes.publish({ type: "job", id: jobId, status });
+  await dropFinishedTemps(deps.db, deps.columns, jobId);
 }
 
 

@@ -27,6 +27,7 @@ export class Worker {
   private wakeUp: (() => void) | null = null;
   private loop: Promise<void> | null = null;
   private timers: NodeJS.Timeout[] = [];
+  private unsubscribe: () => void = () => undefined;
 
   constructor(
     private readonly deps: EngineDeps,
@@ -40,6 +41,10 @@ export class Worker {
   }
 
   async start(): Promise<void> {
+    // Work made anywhere in this process (a run started, a task finished) wakes the claim loop at once.
+    this.unsubscribe = this.deps.changes.subscribe(({ ready }) => {
+      if (ready) this.wake();
+    });
     await insertWorker(this.db, {
       id: this.id,
       hostname: hostname(),
@@ -82,6 +87,7 @@ export class Worker {
       }
       await Promise.all([...this.running.values()].map((a) => a.done));
     } finally {
+      this.unsubscribe();
       this.timers.forEach(clearInterval);
       await markWorkerStopped(this.db, this.id, this.deps.clock.now()).catch(() => undefined);
     }
@@ -96,11 +102,13 @@ export class Worker {
         return 0;
       }
       tasks = claim.tasks;
+      for (const jobId of claim.startedJobs) this.deps.changes.publish({ type: "job", id: jobId, status: "RUNNING" });
     } catch (error) {
       this.deps.log.warn(`worker ${this.id}: claiming failed, retrying: ${(error as Error).message}`);
       return 0;
     }
     for (const task of tasks) {
+      this.deps.changes.publish({ type: "task", id: task.id, jobId: task.job_id, status: "CLAIMED", attempt: Number(task.attempt) });
       this.started += 1;
       const attempt = startAttempt(this.deps, task, this.id, () => {
         this.running.delete(task.id);

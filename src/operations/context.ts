@@ -5,6 +5,7 @@ import type { Config } from "../core/config.js";
 import type { IdGenerator } from "../core/ids.js";
 import type { Logger } from "../core/log.js";
 import type { ColumnStore } from "../data/client.js";
+import type { ChangeFeed } from "../engine/changes.js";
 import type { JobInspector } from "../engine/job-inspector.js";
 import type { Store } from "../store/db.js";
 import type { ResultCache } from "./result-cache.js";
@@ -34,8 +35,8 @@ export interface ServiceContext {
   readonly log: Logger;
   readonly version: string;
   readonly spawnWorker: WorkerSpawner;
-  /** Tells an in-process worker that tasks became ready (a no-op where none runs). */
-  readonly wake: () => void;
+  /** Where every job and task transition is published (the in-process worker listens). */
+  readonly changes: ChangeFeed;
   /** Per-process cache of cacheable read results. */
   readonly results: ResultCache;
   /** Checks entrypoints in a task thread (a module's top-level code never runs on this one). */

@@ -9,6 +9,8 @@ export interface ClaimResult {
   tasks: TaskRow[];
   /** The worker's own status; only an ACTIVE worker claims (a LOST one must not take its retries back). */
   workerStatus: string | undefined;
+  /** Jobs this claim moved from PENDING to RUNNING. */
+  startedJobs: bigint[];
 }
 
 export async function claimReadyTasks(db: Store, workerId: bigint, limit: number, nowMs: number): Promise<ClaimResult> {
@@ -19,7 +21,7 @@ export async function claimReadyTasks(db: Store, workerId: bigint, limit: number
     let workerQuery = tx.selectFrom("workers").select("status").where("id", "=", workerId);
     if (postgres) workerQuery = workerQuery.forShare();
     const worker = await workerQuery.executeTakeFirst();
-    if (worker?.status !== "ACTIVE" || limit <= 0) return { tasks: [], workerStatus: worker?.status };
+    if (worker?.status !== "ACTIVE" || limit <= 0) return { tasks: [], workerStatus: worker?.status, startedJobs: [] };
     let ready = tx
       .selectFrom("tasks")
       .select("id")
@@ -33,7 +35,7 @@ export async function claimReadyTasks(db: Store, workerId: bigint, limit: number
     // Ids first, then the update by primary key: as one statement with a subquery, SQLite plans the
     // outer update over every pending task, which at 10,000 pending tasks costs more than the work.
     const ids = (await ready.execute()).map((r) => r.id);
-    if (ids.length === 0) return { tasks: [], workerStatus: worker.status };
+    if (ids.length === 0) return { tasks: [], workerStatus: worker.status, startedJobs: [] };
     const claimed = await tx
       .updateTable("tasks")
       .set({ status: "CLAIMED", worker_id: workerId, claimed_at: nowMs })
@@ -41,11 +43,19 @@ export async function claimReadyTasks(db: Store, workerId: bigint, limit: number
       .where("status", "=", "PENDING")
       .returningAll()
       .execute();
+    let startedJobs: bigint[] = [];
     if (claimed.length > 0) {
       // CONTRACT §3: a job becomes RUNNING when its first task is claimed.
       const jobIds = [...new Set(claimed.map((t) => t.job_id))];
-      await tx.updateTable("jobs").set({ status: "RUNNING", started_at: nowMs }).where("id", "in", jobIds).where("status", "=", "PENDING").execute();
+      const started = await tx
+        .updateTable("jobs")
+        .set({ status: "RUNNING", started_at: nowMs })
+        .where("id", "in", jobIds)
+        .where("status", "=", "PENDING")
+        .returning("id")
+        .execute();
+      startedJobs = started.map((j) => j.id);
     }
-    return { tasks: claimed, workerStatus: worker.status };
+    return { tasks: claimed, workerStatus: worker.status, startedJobs };
   });
 }

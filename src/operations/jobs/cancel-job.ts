@@ -21,7 +21,7 @@ export const cancelJob = defineOperation({
   output: JobView,
   http: { method: "POST", path: "/jobs/:ref/cancel" },
   cli: { command: "job cancel <ref>", confirm: (job: JobView) => `Cancelled job ${job.id} (${job.name})` },
-  async handler({ ref }, { db, clock }) {
+  async handler({ ref }, { db, clock, changes }) {
     const job = await requireJob(db, ref);
     const cancelled = await db.transaction().execute(async (tx) => {
       const row = await markJobCancelled(tx, job.id, clock.now());
@@ -30,6 +30,7 @@ export const cancelJob = defineOperation({
     });
     // Nothing updated: someone finished or cancelled it first.
     if (!cancelled) throw conflict(`job ${job.id} is already ${(await requireJob(db, job.id.toString())).status}`, "job_terminal");
+    changes.publish({ type: "job", id: cancelled.id, name: cancelled.name, status: cancelled.status });
     return toJobView(cancelled, await countTasksOfJob(db, job.id));
   },
 });

@@ -20,7 +20,7 @@ export const runJob = defineOperation({
   output: JobView,
   http: { method: "POST", path: "/jobs:run", status: 201, errors: [404], location: (job: JobView) => `${API_PREFIX}/jobs/${job.id}` },
   cli: { command: "run-job <name>", follow: true, confirm: (job: JobView) => `Started job ${job.id} (${job.name}): ${job.status}` },
-  async handler(request, { db, ids, clock, config, wake, jobs }) {
+  async handler(request, { db, ids, clock, config, changes, jobs }) {
     const registered = isEntrypoint(request.name) ? undefined : await findRegisteredJob(db, request.name);
     if (!registered && !isEntrypoint(request.name)) {
       throw notFound(`no registered job is named "${request.name}"; give a registered name or an entrypoint module:export`);
@@ -33,7 +33,7 @@ export const runJob = defineOperation({
       preservationMode: request.preservation_mode,
     });
     const job = await startRun(db, ids, clock, config, plan);
-    wake();
+    changes.publish({ type: "job", id: job.id, name: job.name, status: job.status }, true);
     return toJobView(job, { total: 1, completed: 0 });
   },
 });
