@@ -74,7 +74,12 @@ forEachBackend("background loop", (backend) => {
     const quick = await startHarness(backend, { SERVICE_WORKER_TIMEOUT: "1" });
     const engine = await withEngine(quick);
     try {
-      await new Promise((r) => setTimeout(r, 1600));
+      // Wait until the worker has lived past the 1 s timeout on heartbeats alone.
+      const since = Date.now();
+      await waitFor("heartbeats past the timeout", async () => {
+        const row = await quick.service.db.selectFrom("workers").select("last_heartbeat").where("id", "=", engine.worker().id).executeTakeFirst();
+        return Date.now() - since > 1500 && row !== undefined && Number(row.last_heartbeat) > since + 1000;
+      });
       const quickDeps: BackgroundDeps = { db: quick.service.db, ids: quick.service.ids, clock: { now: () => Date.now() }, config: quick.service.config, log: silentLogger, jobs: quick.service.jobs, changes: quick.service.changes };
       expect(await reapLostWorkers(quickDeps)).toBe(0);
     } finally {

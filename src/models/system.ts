@@ -18,7 +18,5 @@ export const SetupResult = z.object({
 
 export const Role = z.enum(["admin", "viewer"]);
 export type Role = z.infer<typeof Role>;
-export const ROLE_ADMIN: Role = "admin";
-export const ROLE_VIEWER: Role = "viewer";
 
 export const MeView = z.object({ id: z.string(), username: z.string(), role: Role });

@@ -7,10 +7,12 @@ import type { Logger } from "../core/log.js";
 import type { ColumnStore } from "../data/client.js";
 import type { ChangeFeed } from "../engine/changes.js";
 import type { JobInspector } from "../engine/job-inspector.js";
+import type { Role } from "../models/system.js";
 import type { Store } from "../store/db.js";
 import type { ResultCache } from "./result-cache.js";
 
-export type Role = "admin" | "viewer";
+/** One role type: the wire enum of models/system.ts. */
+export type { Role } from "../models/system.js";
 
 /** SPEC "Principal (internal)". */
 export interface Principal {

@@ -1,7 +1,7 @@
 // The backends every shared suite runs on: SQLite + chDB (local) and PostgreSQL + ClickHouse server
 // (distributed), each test with a fresh SQLite file / PostgreSQL schema / ClickHouse database.
 
-import { mkdirSync, mkdtempSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pg from "pg";
@@ -11,13 +11,17 @@ export interface Backend {
   name: "local" | "distributed";
   /** Environment for loadConfig: a fresh place to keep everything. */
   freshEnv(): Promise<Record<string, string>>;
+  /** Drops what freshEnv made (the PostgreSQL schema, the ClickHouse database, the home folder). */
+  dispose(env: Record<string, string>): Promise<void>;
 }
 
 export const PG_URL = process.env.JOBHOUSE_TEST_PG_URL ?? "postgres://postgres@127.0.0.1:5432/test";
 export const CH_URL = process.env.JOBHOUSE_TEST_CH_URL ?? "http://127.0.0.1:8123";
 
 let counter = 0;
-const unique = () => `jh_${process.pid}_${Date.now().toString(36)}_${counter++}`;
+// Random as well as counted: each test file evaluates this module anew (its counter restarts), and a
+// suite now drops what it made, so two files must never pick the same name.
+const unique = () => `jh_${process.pid}_${Date.now().toString(36)}_${Math.random().toString(36).slice(2, 8)}_${counter++}`;
 
 /** chDB allows one data directory per process: every test of this process shares it, each with its own database. */
 const processRoot = mkdtempSync(join(tmpdir(), "jobhouse-test-"));
@@ -33,6 +37,10 @@ const local: Backend = {
       SERVICE_SQL_URL: `sqlite:${join(home, "local.db")}`,
       SERVICE_CH_URL: `chdb:${chdbDir}?database=${unique()}`,
     };
+  },
+  // chDB's database is dropped through the harness's own session (one per process) before it closes.
+  async dispose(env) {
+    rmSync(env.SERVICE_HOME!, { recursive: true, force: true });
   },
 };
 
@@ -57,6 +65,19 @@ const distributed: Backend = {
       SERVICE_CH_URL: `${CH_URL.replace(/\/$/, "")}/${unique()}`,
       SERVICE_AUTH: "token",
     };
+  },
+  async dispose(env) {
+    const schema = new URL(env.SERVICE_SQL_URL!).searchParams.get("options")!.replace("-c search_path=", "");
+    const client = new pg.Client({ connectionString: PG_URL });
+    await client.connect();
+    try {
+      await client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+    } finally {
+      await client.end();
+    }
+    const database = new URL(env.SERVICE_CH_URL!).pathname.slice(1);
+    await fetch(CH_URL, { method: "POST", body: `DROP DATABASE IF EXISTS ${database}` });
+    rmSync(env.SERVICE_HOME!, { recursive: true, force: true });
   },
 };
 

@@ -11,6 +11,7 @@ import { type Config, loadConfig } from "../../src/core/config.js";
 import { createLogger } from "../../src/core/log.js";
 import { SYNTHETIC_ADMIN, invoke, operationByName, operations } from "../../src/operations/index.js";
 import { buildHttpApp } from "../../src/surfaces/rest/app.js";
+import { ident, sql } from "../../src/data/sql.js";
 import type { Backend } from "./backends.js";
 
 export interface HttpResult {
@@ -92,7 +93,13 @@ export async function startHarness(backend: Backend, extraEnv: Record<string, st
     async close() {
       await Promise.all(clients.map((c) => c.close().catch(() => undefined)));
       await app.close();
+      // The suite's ClickHouse database goes with it (for chDB, through this process's session).
+      if (config.ch.engine === "chdb") {
+        const columns = await service.columns();
+        await columns.command(sql`DROP DATABASE IF EXISTS ${ident(columns.database)}`);
+      }
       await service.close();
+      await backend.dispose(env);
     },
   };
 }
