@@ -14,5 +14,6 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 60_000,
     reporters: ["default", "./test/support/reporter.ts"],
+    globalSetup: ["./test/support/global-teardown.ts"],
   },
 });

@@ -3,7 +3,7 @@
 import { countOf, decodeIdCursor, pageOf } from "./paging.js";
 import type { JobRow, NewJobRow } from "./schema.js";
 import type { Store } from "./db.js";
-import { OPEN_JOB_STATUSES, TERMINAL_JOB_STATUSES } from "./statuses.js";
+import { TERMINAL_JOB_STATUSES } from "./statuses.js";
 
 export interface JobListQuery {
   status?: string;
@@ -72,18 +72,6 @@ export async function listJobs(db: Store, q: JobListQuery): Promise<{ rows: JobW
     total: countOf(total),
     nextCursor,
   };
-}
-
-/** Guarded PENDING/RUNNING → CANCELLED; undefined when the job was already terminal. */
-export async function markJobCancelled(db: Store, id: bigint, nowMs: number): Promise<JobRow | undefined> {
-  const result = await db
-    .updateTable("jobs")
-    .set({ status: "CANCELLED", completed_at: nowMs, error: "cancelled" })
-    .where("id", "=", id)
-    .where("status", "in", OPEN_JOB_STATUSES)
-    .executeTakeFirst();
-  if (Number(result.numUpdatedRows) === 0) return undefined;
-  return findJobById(db, id);
 }
 
 /** Terminal jobs that ended before `cutoffMs` (retention), oldest first. */

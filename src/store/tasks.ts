@@ -2,7 +2,6 @@
 
 import type { NewTaskRow, TaskRow } from "./schema.js";
 import type { Store } from "./db.js";
-import { OPEN_TASK_STATUSES } from "./statuses.js";
 
 
 export async function insertTask(db: Store, row: NewTaskRow, dependsOn: bigint[] = []): Promise<void> {
@@ -26,17 +25,6 @@ export async function listTasksOfJob(db: Store, jobId: bigint): Promise<TaskRow[
 export async function listDependencies(db: Store, taskId: bigint): Promise<bigint[]> {
   const rows = await db.selectFrom("task_deps").select("depends_on_id").where("task_id", "=", taskId).orderBy("depends_on_id").execute();
   return rows.map((r) => r.depends_on_id);
-}
-
-/** Guarded: moves every non-terminal task of a job to CANCELLED; returns how many moved. */
-export async function cancelTasksOfJob(db: Store, jobId: bigint, nowMs: number): Promise<number> {
-  const result = await db
-    .updateTable("tasks")
-    .set({ status: "CANCELLED", completed_at: nowMs })
-    .where("job_id", "=", jobId)
-    .where("status", "in", OPEN_TASK_STATUSES)
-    .executeTakeFirst();
-  return Number(result.numUpdatedRows);
 }
 
 /** Tasks a worker holds (claimed or running). */

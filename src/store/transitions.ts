@@ -1,11 +1,12 @@
 // Guarded task transitions (CONTRACT §3). Every update names the states it may leave, the worker
 // and the attempt, so a late report (a lost worker, a cancelled task) changes nothing.
 
-import { sql, type UpdateQueryBuilder, type UpdateResult } from "kysely";
+import { type UpdateQueryBuilder, type UpdateResult } from "kysely";
 import { chunksOf } from "./chunks.js";
 import { type Store, isPostgres } from "./db.js";
+import { extendDependents, insertChild, releaseDependents, skipDownstream } from "./dependencies.js";
 import { OPEN_JOB_STATUSES, OPEN_TASK_STATUSES } from "./statuses.js";
-import type { Database, NewTaskRow } from "./schema.js";
+import type { Database, JobRow, NewTaskRow } from "./schema.js";
 
 export interface AttemptKey {
   taskId: bigint;
@@ -80,69 +81,6 @@ export async function completeTask(db: Store, c: Completion): Promise<{ complete
   });
 }
 
-/** Inserts a task with dependencies; ready at once when none of them is open. */
-async function insertChild(tx: Store, child: NewChild, nowMs: number): Promise<void> {
-  const dependsOn = [...new Set(child.dependsOn)];
-  const open = await countOpen(tx, dependsOn);
-  await tx
-    .insertInto("tasks")
-    .values({ ...child.row, pending_deps: open, ready_at: open === 0 ? nowMs : null })
-    .execute();
-  for (const chunk of chunksOf(dependsOn)) {
-    await tx.insertInto("task_deps").values(chunk.map((d) => ({ task_id: child.row.id, depends_on_id: d }))).execute();
-  }
-  // A dependency that already failed, or was skipped or cancelled, skips this task at once.
-  for (const chunk of chunksOf(dependsOn)) {
-    const dead = await tx.selectFrom("tasks").select("id").where("id", "in", chunk).where("status", "in", ["FAILED", "SKIPPED", "CANCELLED"]).executeTakeFirst();
-    if (dead) return skipTask(tx, BigInt(child.row.id), dead.id, nowMs);
-  }
-}
-
-async function countOpen(tx: Store, ids: bigint[]): Promise<number> {
-  let open = 0;
-  for (const chunk of chunksOf(ids)) {
-    const row = await tx.selectFrom("tasks").select((e) => e.fn.countAll().as("n")).where("id", "in", chunk).where("status", "!=", "COMPLETED").executeTakeFirst();
-    open += Number(row?.n ?? 0);
-  }
-  return open;
-}
-
-/** The dependents of `taskId` also wait for the tasks its result refers to. */
-async function extendDependents(tx: Store, taskId: bigint, references: bigint[]): Promise<void> {
-  const dependents = await tx.selectFrom("task_deps").select("task_id").where("depends_on_id", "=", taskId).execute();
-  if (dependents.length === 0) return;
-  const open = await countOpen(tx, references);
-  for (const { task_id } of dependents) {
-    for (const chunk of chunksOf(references)) {
-      await tx
-        .insertInto("task_deps")
-        .values(chunk.map((r) => ({ task_id, depends_on_id: r })))
-        .onConflict((oc) => oc.doNothing())
-        .execute();
-    }
-    if (open > 0) {
-      await tx.updateTable("tasks").set((eb) => ({ pending_deps: eb("pending_deps", "+", open) })).where("id", "=", task_id).execute();
-    }
-  }
-}
-
-/** One dependency of each dependent completed; those with none left become ready now. */
-async function releaseDependents(tx: Store, taskId: bigint, nowMs: number): Promise<void> {
-  // Ids first (see claims.ts): most tasks have no dependents, and then nothing is updated at all.
-  const dependents = (await tx.selectFrom("task_deps").select("task_id").where("depends_on_id", "=", taskId).execute()).map((r) => r.task_id);
-  for (const chunk of chunksOf(dependents)) {
-    await tx
-      .updateTable("tasks")
-      .set((eb) => ({
-        pending_deps: eb("pending_deps", "-", 1),
-        ready_at: eb.case().when("pending_deps", "=", 1).then(BigInt(nowMs)).else(eb.ref("ready_at")).end(),
-      }))
-      .where("id", "in", chunk)
-      .where("status", "=", "PENDING")
-      .execute();
-  }
-}
-
 export interface Failure {
   key: AttemptKey;
   error: string;
@@ -181,26 +119,24 @@ export async function failAttempt(db: Store, f: Failure, allowed: string[] = ["C
   });
 }
 
-async function skipTask(tx: Store, taskId: bigint, causeId: bigint, nowMs: number): Promise<void> {
-  await tx
-    .updateTable("tasks")
-    .set({ status: "SKIPPED", completed_at: nowMs, error: `skipped: task ${causeId} did not complete` })
-    .where("id", "=", taskId)
-    .where("status", "=", "PENDING")
-    .execute();
-  await skipDownstream(tx, taskId, nowMs);
-}
-
-/** CONTRACT §3: every task depending on `taskId`, transitively, becomes SKIPPED at once. */
-export async function skipDownstream(tx: Store, taskId: bigint, nowMs: number): Promise<void> {
-  await sql`
-    WITH RECURSIVE downstream(id) AS (
-      SELECT task_id FROM task_deps WHERE depends_on_id = ${taskId}
-      UNION
-      SELECT d.task_id FROM task_deps d JOIN downstream ON d.depends_on_id = downstream.id
-    )
-    UPDATE tasks SET status = 'SKIPPED', completed_at = ${nowMs}, error = ${`skipped: task ${taskId} did not complete`}
-    WHERE id IN (SELECT id FROM downstream) AND status = 'PENDING'`.execute(tx);
+/**
+ * cancel_job: PENDING/RUNNING → CANCELLED for the job and every task not yet terminal, in one
+ * transaction; undefined when the job had already ended. Completions read the job row FOR SHARE
+ * before inserting children, so none is born after this commits.
+ */
+export async function cancelJobAndTasks(db: Store, jobId: bigint, nowMs: number): Promise<JobRow | undefined> {
+  return db.transaction().execute(async (tx) => {
+    const cancelled = await tx
+      .updateTable("jobs")
+      .set({ status: "CANCELLED", completed_at: nowMs, error: "cancelled" })
+      .where("id", "=", jobId)
+      .where("status", "in", OPEN_JOB_STATUSES)
+      .returningAll()
+      .executeTakeFirst();
+    if (!cancelled) return undefined;
+    await tx.updateTable("tasks").set({ status: "CANCELLED", completed_at: nowMs }).where("job_id", "=", jobId).where("status", "in", OPEN_TASK_STATUSES).execute();
+    return cancelled;
+  });
 }
 
 /**

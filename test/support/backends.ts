@@ -1,7 +1,7 @@
 // The backends every shared suite runs on: SQLite + chDB (local) and PostgreSQL + ClickHouse server
 // (distributed), each test with a fresh SQLite file / PostgreSQL schema / ClickHouse database.
 
-import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { appendFileSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pg from "pg";
@@ -15,8 +15,9 @@ export interface Backend {
   dispose(env: Record<string, string>): Promise<void>;
 }
 
-export const PG_URL = process.env.JOBHOUSE_TEST_PG_URL ?? "postgres://postgres@127.0.0.1:5432/test";
-export const CH_URL = process.env.JOBHOUSE_TEST_CH_URL ?? "http://127.0.0.1:8123";
+import { CH_URL, PG_URL } from "./services.js";
+
+export { CH_URL, PG_URL };
 
 let counter = 0;
 // Random as well as counted: each test file evaluates this module anew (its counter restarts), and a
@@ -67,14 +68,10 @@ const distributed: Backend = {
     };
   },
   async dispose(env) {
+    // Schemas are dropped once every test file has ended (global-teardown.ts): a DROP SCHEMA while
+    // another process's migrator scans the catalog makes that scan fail ("schema … does not exist").
     const schema = new URL(env.SERVICE_SQL_URL!).searchParams.get("options")!.replace("-c search_path=", "");
-    const client = new pg.Client({ connectionString: PG_URL });
-    await client.connect();
-    try {
-      await client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
-    } finally {
-      await client.end();
-    }
+    if (process.env.JOBHOUSE_TEST_SCHEMA_LIST) appendFileSync(process.env.JOBHOUSE_TEST_SCHEMA_LIST, schema + "\n");
     const database = new URL(env.SERVICE_CH_URL!).pathname.slice(1);
     await fetch(CH_URL, { method: "POST", body: `DROP DATABASE IF EXISTS ${database}` });
     rmSync(env.SERVICE_HOME!, { recursive: true, force: true });

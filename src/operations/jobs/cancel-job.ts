@@ -4,8 +4,8 @@ import { z } from "zod";
 import { conflict } from "../../core/errors.js";
 import { RefId } from "../../models/common.js";
 import { JobView } from "../../models/jobs.js";
-import { countTasksOfJob, markJobCancelled } from "../../store/jobs.js";
-import { cancelTasksOfJob } from "../../store/tasks.js";
+import { countTasksOfJob } from "../../store/jobs.js";
+import { cancelJobAndTasks } from "../../store/transitions.js";
 import { defineOperation } from "../define.js";
 import { requireJob } from "../lookups.js";
 import { toJobView } from "../views.js";
@@ -23,11 +23,7 @@ export const cancelJob = defineOperation({
   cli: { command: "job cancel <ref>", confirm: (job: JobView) => `Cancelled job ${job.id} (${job.name})` },
   async handler({ ref }, { db, clock, changes }) {
     const job = await requireJob(db, ref);
-    const cancelled = await db.transaction().execute(async (tx) => {
-      const row = await markJobCancelled(tx, job.id, clock.now());
-      if (row) await cancelTasksOfJob(tx, job.id, clock.now());
-      return row;
-    });
+    const cancelled = await cancelJobAndTasks(db, job.id, clock.now());
     // Nothing updated: someone finished or cancelled it first.
     if (!cancelled) throw conflict(`job ${job.id} is already ${(await requireJob(db, job.id.toString())).status}`, "job_terminal");
     changes.publish({ type: "job", id: cancelled.id, name: cancelled.name, status: cancelled.status });
