@@ -239,3 +239,45 @@ describe("local start keeps its files private", () => {
     expect(openToOthers(home)).toEqual([]);
   });
 });
+
+describe("local start after a kill -9", () => {
+  const home = mkdtempSync(join(tmpdir(), "jobhouse-restart-"));
+  const serverEnv = { ...process.env, SERVICE_HOME: home, SERVICE_API_TOKEN: "", SERVICE_SQL_URL: "", SERVICE_CH_URL: "", SERVICE_WORKER_TIMEOUT: "60" };
+  const servers: ChildProcess[] = [];
+  afterAll(() => {
+    for (const server of servers) if (server.exitCode === null) server.kill("SIGKILL");
+  });
+
+  it("retries the interrupted tasks at once, without waiting for the worker timeout", async () => {
+    const first = await spawnLocalServer(serverEnv);
+    servers.push(first.server);
+    const started = await fetch(`${first.url}/api/v0/jobs:run`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ name: "test/fixtures/jobs.ts:lingeringJob", kwargs: { ms: 1500 } }),
+    });
+    const { id } = (await started.json()) as { id: string };
+    // Wait until the task runs, then kill the server in the middle of it.
+    for (let i = 0; i < 300; i++) {
+      const job = (await (await fetch(`${first.url}/api/v0/jobs/${id}`)).json()) as { tasks: { name: string; status: string }[] };
+      if (job.tasks.some((t) => t.name === "lingering" && t.status === "RUNNING")) break;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    const killed = new Promise((resolve) => first.server.on("exit", resolve));
+    first.server.kill("SIGKILL");
+    await killed;
+
+    const restartedAt = Date.now();
+    const second = await spawnLocalServer(serverEnv);
+    servers.push(second.server);
+    expect(await endedStatus(second.url, id)).toBe("COMPLETED");
+    // SERVICE_WORKER_TIMEOUT is 60 s: the job ended far sooner, so the dead worker was not waited for.
+    expect(Date.now() - restartedAt).toBeLessThan(30_000);
+    const job = (await (await fetch(`${second.url}/api/v0/jobs/${id}`)).json()) as { tasks: { name: string; id: string }[] };
+    const lingering = job.tasks.find((t) => t.name === "lingering")!;
+    const task = (await (await fetch(`${second.url}/api/v0/tasks/${lingering.id}`)).json()) as { attempt: number; error: string | null };
+    expect(task.attempt).toBe(2);
+    const workers = (await (await fetch(`${second.url}/api/v0/workers?status=LOST`)).json()) as { total: number };
+    expect(workers.total).toBe(1);
+  });
+});

@@ -11,6 +11,7 @@ import { invoke, operationByName, operations, SYNTHETIC_ADMIN } from "../operati
 import { buildHttpApp } from "../surfaces/rest/app.js";
 import { openService, type OpenedService } from "./context.js";
 import { type EngineRuntime, startEngine } from "./engine-runtime.js";
+import { reapDeadLocalWorkers } from "../engine/background.js";
 import { dropOrphanTables } from "../engine/cleanup.js";
 import { registerExamples } from "./examples.js";
 import { readLiveServer, removeServerRecord, writeServerRecord } from "./server-file.js";
@@ -57,6 +58,10 @@ export async function startLocalServer(config: Config, options: LocalServerOptio
     if (readApiToken() === null) {
       service.log.warn("SERVICE_API_TOKEN is not set: the server is open, every request is allowed");
     }
+    // The home is ours alone (chDB's lock): a worker of an earlier server whose process is gone
+    // will never finish its tasks, so they are retried now rather than after SERVICE_WORKER_TIMEOUT.
+    const reaped = await reapDeadLocalWorkers(service);
+    if (reaped > 0) service.log.warn(`${reaped} worker(s) of an earlier process were gone: their tasks are retried now`);
     const engine = await startEngine(service, {
       concurrency: options.concurrency ?? config.workerConcurrency,
       background: true,

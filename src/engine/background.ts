@@ -2,6 +2,7 @@
 // Each step is one function of `now`, so tests drive it with a controllable clock.
 
 import { rm } from "node:fs/promises";
+import { hostname } from "node:os";
 import { join } from "node:path";
 import type { Clock } from "../core/clock.js";
 import type { Config, PreservationModeName } from "../core/config.js";
@@ -55,23 +56,58 @@ export async function reapLostWorkers(deps: BackgroundDeps): Promise<number> {
     if (!(await markWorkerLost(deps.db, worker.id, cutoff, now))) continue;
     reaped += 1;
     deps.log.warn(`worker ${worker.id} on ${worker.hostname} (pid ${worker.pid}) is lost: no heartbeat for ${deps.config.workerTimeoutS} s`);
-    for (const task of await listTasksHeldBy(deps.db, worker.id)) {
-      const attempt = Number(task.attempt);
-      const retry = decideRetry({ attempt, maxAttempts: Number(task.max_attempts), backoffMs: Number(task.backoff_ms), retryable: true, nowMs: now, random: Math.random() });
-      const outcome = await failAttempt(deps.db, {
-        key: { taskId: task.id, workerId: worker.id, attempt },
-        error: `worker ${worker.id} was lost while running attempt ${attempt}`,
-        retryAtMs: retry.retryAtMs,
-        nowMs: now,
-      });
-      if (!outcome.failed) continue;
-      deps.changes.publish({ type: "task", id: task.id, jobId: task.job_id, status: retry.retryAtMs === null ? "FAILED" : "PENDING", attempt: retry.retryAtMs === null ? attempt : attempt + 1 }, true);
-      if (retry.retryAtMs !== null || outcome.jobId === undefined) continue;
-      const status = await finishJobIfDone(deps.db, outcome.jobId, now);
-      if (status !== null) deps.changes.publish({ type: "job", id: outcome.jobId, status });
-    }
+    await retryTasksOf(deps, worker.id, now);
   }
   return reaped;
+}
+
+/**
+ * Workers of this host whose process is gone (a local server killed with -9) are LOST now, and
+ * their tasks retried at once, instead of after SERVICE_WORKER_TIMEOUT of silence. A process that
+ * still runs (a CLI command running a job) keeps its worker.
+ */
+export async function reapDeadLocalWorkers(deps: BackgroundDeps): Promise<number> {
+  const now = deps.clock.now();
+  let reaped = 0;
+  // Every live worker's last heartbeat is before `now + 1`: the cutoff lets any silence qualify.
+  for (const worker of await findSilentWorkers(deps.db, now + 1)) {
+    if (worker.hostname !== hostname() || processAlive(Number(worker.pid))) continue;
+    if (!(await markWorkerLost(deps.db, worker.id, now + 1, now))) continue;
+    reaped += 1;
+    deps.log.warn(`worker ${worker.id} (pid ${worker.pid}) ended with its process: retrying its tasks now`);
+    await retryTasksOf(deps, worker.id, now);
+  }
+  return reaped;
+}
+
+function processAlive(pid: number): boolean {
+  if (pid === process.pid) return true;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    // EPERM: alive but another user's; anything else: gone.
+    return (error as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
+/** The claimed and running tasks of a LOST worker: retried (counting an attempt) or failed. */
+async function retryTasksOf(deps: BackgroundDeps, workerId: bigint, now: number): Promise<void> {
+  for (const task of await listTasksHeldBy(deps.db, workerId)) {
+    const attempt = Number(task.attempt);
+    const retry = decideRetry({ attempt, maxAttempts: Number(task.max_attempts), backoffMs: Number(task.backoff_ms), retryable: true, nowMs: now, random: Math.random() });
+    const outcome = await failAttempt(deps.db, {
+      key: { taskId: task.id, workerId, attempt },
+      error: `worker ${workerId} was lost while running attempt ${attempt}`,
+      retryAtMs: retry.retryAtMs,
+      nowMs: now,
+    });
+    if (!outcome.failed) continue;
+    deps.changes.publish({ type: "task", id: task.id, jobId: task.job_id, status: retry.retryAtMs === null ? "FAILED" : "PENDING", attempt: retry.retryAtMs === null ? attempt : attempt + 1 }, true);
+    if (retry.retryAtMs !== null || outcome.jobId === undefined) continue;
+    const status = await finishJobIfDone(deps.db, outcome.jobId, now);
+    if (status !== null) deps.changes.publish({ type: "job", id: outcome.jobId, status });
+  }
 }
 
 /** Fires due schedules once each; missed fire times collapse into one run (CONTRACT §4). */
