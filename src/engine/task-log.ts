@@ -1,10 +1,10 @@
 // One log file per task attempt (CONTRACT §4: $SERVICE_LOG_DIR/<job_id>/<task_id>/<attempt>.log),
 // fed by the task's logger and by console output made on the task's async path.
 
-import { closeSync, openSync, writeSync } from "node:fs";
+import { closeSync, mkdirSync, openSync, writeSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { format } from "node:util";
-import { PRIVATE_FILE_MODE, makePrivateDir } from "../core/private-files.js";
+import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE, makePrivateDir } from "../core/private-files.js";
 import { currentExecution } from "./execution.js";
 import type { TaskLogger } from "./definitions.js";
 
@@ -15,12 +15,26 @@ export const attemptLogPath = (logDir: string, jobId: bigint, taskId: bigint, at
  * Writes are synchronous appends: a line is in the file the moment it is logged (a reader right
  * after the task ends sees everything), and a small append costs less than an async round trip.
  */
+/**
+ * The task's folder, usually one level below its job's: one mkdir, and the recursive walk (several
+ * system calls per level, measurable at a thousand attempts a second) only when a parent is missing.
+ */
+function makeAttemptDir(dir: string): void {
+  try {
+    mkdirSync(dir, { mode: PRIVATE_DIR_MODE });
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === "ENOENT") makePrivateDir(dir);
+    else if (code !== "EEXIST") throw error;
+  }
+}
+
 export class AttemptLog {
   private fd: number | null;
 
   constructor(readonly path: string) {
     try {
-      makePrivateDir(dirname(path));
+      makeAttemptDir(dirname(path));
       this.fd = openSync(path, "a", PRIVATE_FILE_MODE);
     } catch {
       // A full or read-only disk must not fail the task; its outcome is still recorded in SQL.
