@@ -56,7 +56,6 @@ forEachBackend("background loop", (backend) => {
       // Attempt 2's result stands; attempt 1 finished later on the lost worker and was discarded.
       expect(done.result_ref).toEqual({ attempt: 2 });
       expect(done.worker_id).not.toBe(lostWorker.toString());
-      const firstLog = (await h.call("get_task_logs", { id: first.id, attempt: 1 })) as { content: string };
       // The lost worker learns it from a claim or a heartbeat ("worker declared lost") or from its
       // check of running tasks ("reassigned"), whichever comes first; either way attempt 1 ends late.
       await waitFor("attempt 1 to finish late", async () =>
@@ -64,7 +63,6 @@ forEachBackend("background loop", (backend) => {
           ((await h.call("get_task_logs", { id: first.id, attempt: 1 })) as { content: string }).content,
         ),
       );
-      expect(firstLog).toBeDefined();
     } finally {
       await engine.stop();
     }

@@ -71,9 +71,11 @@ describe("canonical paths", () => {
 
 forEachBackend("the route guard", (backend) => {
   let h: Harness;
+  let base: URL;
   const original = process.env.SERVICE_API_TOKEN;
   beforeAll(async () => {
     h = await startHarness(backend);
+    base = new URL(await h.listen());
     process.env.SERVICE_API_TOKEN = TOKEN;
   });
   afterAll(async () => {
@@ -85,7 +87,7 @@ forEachBackend("the route guard", (backend) => {
   /** Over a real socket, the path exactly as written (fetch and inject would normalize it first). */
   const send = (route: Route, path: string, headers: Record<string, string> = {}) =>
     new Promise<{ statusCode: number; headers: Record<string, unknown>; body: string }>((resolve, reject) => {
-      const url = new URL(h.url);
+      const url = base;
       const payload = route.body !== undefined ? JSON.stringify(route.body) : undefined;
       const req = httpRequest(
         { host: url.hostname, port: url.port, method: route.method, path, agent: false, headers: { ...(payload ? MCP_HEADERS : {}), ...headers } },

@@ -15,7 +15,7 @@ import { readLiveServer } from "./server-file.js";
 import { migrateToLatest } from "../store/migrate.js";
 import { VERSION } from "./version.js";
 
-export const EXIT_USAGE = EXIT_CODES.usage;
+const EXIT_USAGE = EXIT_CODES.usage;
 
 export interface CliStreams {
   out(text: string): void;

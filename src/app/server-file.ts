@@ -15,7 +15,7 @@ export interface ServerRecord {
   secret?: string;
 }
 
-export const serverFilePath = (home: string) => join(home, "server.json");
+const serverFilePath = (home: string) => join(home, "server.json");
 
 export function writeServerRecord(home: string, record: ServerRecord): void {
   const path = serverFilePath(home);

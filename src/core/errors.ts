@@ -89,7 +89,7 @@ export const EXIT_CODES = {
 } as const;
 
 /** A defect answered without leaking internals; the caller logs the original. */
-export const internalProblem = (): ProblemBody => ({
+const internalProblem = (): ProblemBody => ({
   title: ERROR_KINDS.internal.title,
   status: 500,
   detail: "An unexpected error occurred; it has been logged.",

@@ -48,7 +48,7 @@ export function checkExpression(expression: string): Sql {
 }
 
 /** Input columns an expression mentions (identifiers outside string literals). */
-export function columnsUsed(expression: string, available: string[]): string[] {
+function columnsUsed(expression: string, available: string[]): string[] {
   const words = new Set(structureOf(expression).match(/[A-Za-z_][A-Za-z0-9_]*/g) ?? []);
   for (const quoted of expression.match(/`([^`]+)`/g) ?? []) words.add(quoted.slice(1, -1));
   return available.filter((c) => words.has(c));
@@ -129,7 +129,7 @@ export function union(sources: Source[]): Derivation {
 }
 
 /** `keys` like "amount DESC" or "region": a column with an optional direction. */
-export function sortKeys(src: Source, keys: string[]): string {
+function sortKeys(src: Source, keys: string[]): string {
   if (keys.length === 0) throw new TypeError("sort needs at least one column");
   return keys
     .map((key) => {

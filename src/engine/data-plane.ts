@@ -39,7 +39,7 @@ export interface DataPlane {
   columns(record: ObjectRecord): Promise<ColumnList>;
 }
 
-export const PLANE_METHODS: readonly (keyof DataPlane)[] = [
+const PLANE_METHODS: readonly (keyof DataPlane)[] = [
   "create",
   "load",
   "query",

@@ -152,7 +152,7 @@ function sampleDelimited(text: string, delimiter: string): { names: string[]; co
 }
 
 /** RFC 4180 fields: quotes, doubled quotes, delimiters and newlines inside quotes. */
-export function parseDelimited(text: string, delimiter: string): string[][] {
+function parseDelimited(text: string, delimiter: string): string[][] {
   const records: string[][] = [];
   let field = "";
   let record: string[] = [];

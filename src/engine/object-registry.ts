@@ -54,7 +54,7 @@ export interface CreateOptions extends Placement {
 
 const OBJECT_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
 
-export const toRecord = (row: DataObjectRow): ObjectRecord => ({
+const toRecord = (row: DataObjectRow): ObjectRecord => ({
   id: row.id,
   name: row.name,
   table: row.table_name,

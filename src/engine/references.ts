@@ -21,7 +21,7 @@ export function soleValue(value: unknown, key: string): unknown {
 }
 
 /** A stored marker: an object whose only key is task_id with a decimal id. */
-export function markerId(value: unknown): string | null {
+function markerId(value: unknown): string | null {
   const id = soleValue(value, "task_id");
   return typeof id === "string" && /^\d+$/.test(id) ? id : null;
 }

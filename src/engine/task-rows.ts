@@ -5,14 +5,14 @@ import type { NewTaskRow } from "../store/schema.js";
 import type { TaskOptions } from "./definitions.js";
 
 /** Attempts of a task: the first plus its retries. */
-export const attemptsOf = (options: TaskOptions): number => 1 + Math.max(0, Math.floor(options.retries ?? 0));
+const attemptsOf = (options: TaskOptions): number => 1 + Math.max(0, Math.floor(options.retries ?? 0));
 
 /** A task's own timeout_s, else SERVICE_TASK_TIMEOUT (`defaultMs`), else none. */
-export const timeoutMsOf = (options: TaskOptions, defaultMs: number | null): number | null =>
+const timeoutMsOf = (options: TaskOptions, defaultMs: number | null): number | null =>
   options.timeout_s !== undefined ? Math.round(options.timeout_s * 1000) : defaultMs;
 
 /** First retry delay: the task's own backoff_s, else 1 s (doubling with jitter, see retry.ts). */
-export const backoffMsOf = (options: TaskOptions): number => Math.round((options.backoff_s ?? 1) * 1000);
+const backoffMsOf = (options: TaskOptions): number => Math.round((options.backoff_s ?? 1) * 1000);
 
 export interface NewTask {
   id: bigint;

@@ -1,5 +1,6 @@
-// A running service for cross-layer tests: a fresh backend, the HTTP app on a loopback port, an MCP
-// client through the SDK over HTTP, and the CLI run in-process against the same stores.
+// A running service for cross-layer tests: a fresh backend, the HTTP app (REST requests through
+// fastify's inject; a loopback port only once something needs a socket: the MCP SDK client, raw
+// requests), and the CLI run in-process against the same stores.
 
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
@@ -32,7 +33,8 @@ export interface Harness {
   config: Config;
   service: OpenedService;
   app: FastifyInstance;
-  url: string;
+  /** Starts listening on a loopback port (once); resolves with the base URL. */
+  listen(): Promise<string>;
   http(method: string, path: string, body?: unknown, headers?: Record<string, string>): Promise<HttpResult>;
   mcp(): Promise<Client>;
   cli(...argv: string[]): Promise<CliResult>;
@@ -47,9 +49,12 @@ export async function startHarness(backend: Backend, extraEnv: Record<string, st
   const service = await openService(config, { log: createLogger("error") });
   await invoke(operationByName.get("setup")!, {}, { ...service, principal: SYNTHETIC_ADMIN });
   const app = await buildHttpApp(service, operations, { webRoot: WEB_ROOT });
-  await app.listen({ host: "127.0.0.1", port: 0 });
-  const address = app.server.address();
-  const url = `http://127.0.0.1:${typeof address === "object" && address ? address.port : 0}`;
+  let listening: Promise<string> | undefined;
+  const listen = () =>
+    (listening ??= app.listen({ host: "127.0.0.1", port: 0 }).then(() => {
+      const address = app.server.address();
+      return `http://127.0.0.1:${typeof address === "object" && address ? address.port : 0}`;
+    }));
   const clients: Client[] = [];
 
   return {
@@ -57,26 +62,34 @@ export async function startHarness(backend: Backend, extraEnv: Record<string, st
     config,
     service,
     app,
-    url,
+    listen,
     async http(method, path, body, headers = {}) {
-      const init: RequestInit = { method, headers: { ...headers } };
+      // Like a real round trip, yield to the event loop: inject can finish on microtasks alone, and a
+      // test polling in a loop must not starve the timers the service runs on (timeouts, heartbeats).
+      await new Promise((resolve) => setImmediate(resolve));
+      const requestHeaders: Record<string, string> = { ...headers };
+      let payload: string | undefined;
       if (body !== undefined) {
-        init.body = typeof body === "string" ? body : JSON.stringify(body);
-        (init.headers as Record<string, string>)["content-type"] ??= "application/json";
+        payload = typeof body === "string" ? body : JSON.stringify(body);
+        requestHeaders["content-type"] ??= "application/json";
       }
-      const response = await fetch(url + path, init);
-      const text = await response.text();
+      const response = await app.inject({ method: method as "GET", url: path, headers: requestHeaders, ...(payload !== undefined ? { payload } : {}) });
+      const text = response.body;
+      const responseHeaders = new Headers();
+      for (const [name, value] of Object.entries(response.headers)) {
+        if (value !== undefined) responseHeaders.set(name, Array.isArray(value) ? value.join(", ") : String(value));
+      }
       let parsed: unknown = undefined;
       try {
         parsed = text === "" ? undefined : JSON.parse(text);
       } catch {
         parsed = undefined;
       }
-      return { status: response.status, headers: response.headers, body: parsed, text };
+      return { status: response.statusCode, headers: responseHeaders, body: parsed, text };
     },
     async mcp() {
       const client = new Client({ name: "jobhouse-test", version: "1.0.0" });
-      await client.connect(new StreamableHTTPClientTransport(new URL(url + "/mcp")));
+      await client.connect(new StreamableHTTPClientTransport(new URL((await listen()) + "/mcp")));
       clients.push(client);
       return client;
     },
