@@ -7,6 +7,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { EngineRuntime } from "../src/app/engine-runtime.js";
 import { createObject, getObject, loadObject, queryObject } from "../src/engine/data-object.js";
+import { dropFinishedTemps } from "../src/engine/cleanup.js";
 import { scopePlane } from "../src/engine/scope-plane.js";
 import type { DataScope } from "../src/engine/object-registry.js";
 import type { ObjectDetail } from "../src/models/objects.js";
@@ -337,7 +338,9 @@ forEachBackend("data plane", (backend) => {
       const job = await runAndWait(h, `${DATA_JOBS}:resultObject`);
       expect(job.status).toBe("COMPLETED");
       const name = ((await h.call("get_task", { id: job.tasks[0]!.id })) as { result_ref: { object: string } }).result_ref.object;
-      await new Promise((r) => setTimeout(r, 200)); // the end-of-job cleanup runs right after the end is recorded
+      // The end-of-job cleanup runs right after the end is recorded: run it (again) and await it,
+      // rather than sleeping and hoping it ran.
+      await dropFinishedTemps(h.service.db, h.service.columns, BigInt(job.id));
       expect((await h.http("GET", `/api/v0/objects/${name}`)).status).toBe(200);
     });
 
