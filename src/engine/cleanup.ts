@@ -7,7 +7,7 @@ import { chunksOf } from "../store/chunks.js";
 import type { Store } from "../store/db.js";
 import { findObjectsOfJob } from "../store/data-objects.js";
 import { findJobById } from "../store/jobs.js";
-import { TERMINAL_JOB_STATUSES } from "../store/statuses.js";
+import { TERMINAL_JOB_STATUSES } from "../core/statuses.js";
 import type { DataObjectRow } from "../store/schema.js";
 import { dropObject } from "./object-registry.js";
 import { resolveResults } from "./results.js";
@@ -54,7 +54,7 @@ async function dropAll(deps: CleanupDeps, rows: DataObjectRow[]): Promise<void> 
  */
 export async function dropFinishedTemps(db: Store, columns: () => Promise<ColumnStore>, jobId: bigint): Promise<number> {
   const job = await findJobById(db, jobId);
-  if (!job || !TERMINAL_JOB_STATUSES.includes(job.status) || job.preservation_mode === "FULL") return 0;
+  if (!job || !(TERMINAL_JOB_STATUSES as readonly string[]).includes(job.status) || job.preservation_mode === "FULL") return 0;
   const result = await jobResultText(db, jobId);
   const temps = (await findObjectsOfJob(db, jobId, ["temp"])).filter((o) => !result.includes(`"${o.name}"`));
   await dropAll({ db, columns }, temps);

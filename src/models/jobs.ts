@@ -1,15 +1,16 @@
 // Job and registered-job wire models (SPEC "Orchestration models", CONTRACT §2-§4).
 
 import { z } from "zod";
+import { JOB_STATUSES } from "../core/statuses.js";
 import { Cursor, DateTimeInput, IdString, JsonObject, Limit, NullableTimestamp, Timestamp } from "./common.js";
 import { TaskView } from "./tasks.js";
 
-export const JobStatus = z.enum(["PENDING", "RUNNING", "COMPLETED", "FAILED", "CANCELLED"]);
+export const JobStatus = z.enum(JOB_STATUSES);
 export const RunType = z.enum(["MANUAL", "SCHEDULED"]);
 export const PreservationMode = z.enum(["NONE", "FULL"]);
 export type JobStatus = z.infer<typeof JobStatus>;
 
-export const TERMINAL_JOB_STATUSES: readonly JobStatus[] = ["COMPLETED", "FAILED", "CANCELLED"];
+export { TERMINAL_JOB_STATUSES } from "../core/statuses.js";
 
 export const JobView = z.object({
   id: IdString,

@@ -1,11 +1,12 @@
 // Task wire models (SPEC "Orchestration models", CONTRACT §3-§4).
 
 import { z } from "zod";
+import { TASK_STATUSES } from "../core/statuses.js";
 import { IdInput, IdString, NullableTimestamp, Timestamp } from "./common.js";
 
-export const TaskStatus = z.enum(["PENDING", "CLAIMED", "RUNNING", "COMPLETED", "FAILED", "SKIPPED", "CANCELLED"]);
+export const TaskStatus = z.enum(TASK_STATUSES);
 export type TaskStatus = z.infer<typeof TaskStatus>;
-export const TERMINAL_TASK_STATUSES: readonly TaskStatus[] = ["COMPLETED", "FAILED", "SKIPPED", "CANCELLED"];
+export { TERMINAL_TASK_STATUSES } from "../core/statuses.js";
 
 export const TaskView = z.object({
   id: IdString,

@@ -3,7 +3,7 @@
 import { countOf, decodeIdCursor, pageOf } from "./paging.js";
 import type { JobRow, NewJobRow } from "./schema.js";
 import type { Store } from "./db.js";
-import { TERMINAL_JOB_STATUSES } from "./statuses.js";
+import { TERMINAL_JOB_STATUSES } from "../core/statuses.js";
 
 export interface JobListQuery {
   status?: string;

@@ -5,7 +5,7 @@ import { type UpdateQueryBuilder, type UpdateResult } from "kysely";
 import { chunksOf } from "./chunks.js";
 import { type Store, isPostgres } from "./db.js";
 import { extendDependents, insertChild, releaseDependents, skipDownstream } from "./dependencies.js";
-import { OPEN_JOB_STATUSES, OPEN_TASK_STATUSES } from "./statuses.js";
+import { OPEN_JOB_STATUSES, OPEN_TASK_STATUSES } from "../core/statuses.js";
 import type { Database, JobRow, NewTaskRow } from "./schema.js";
 
 export interface AttemptKey {
