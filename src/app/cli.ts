@@ -11,6 +11,7 @@ import { startEngine } from "./engine-runtime.js";
 import { callOverHttp } from "./http-caller.js";
 import { LOCAL_SECRET_HEADER } from "../surfaces/rest/auth.js";
 import { DEFAULT_PORT, runLocalServer, runWithReload } from "./local-start.js";
+import { runServer } from "./server-start.js";
 import { readLiveServer } from "./server-file.js";
 import { migrateToLatest } from "../store/migrate.js";
 import { VERSION } from "./version.js";
@@ -148,6 +149,18 @@ function addLifecycleCommands(
     .action(async (options: { port: string; reload?: boolean; concurrency?: string }) => {
       const server = { port: parsePort(options.port), concurrency: options.concurrency ? parsePositive("--concurrency", options.concurrency) : undefined };
       setExitCode(options.reload ? await runWithReload(server) : await runLocalServer(getConfig(), server));
+    });
+
+  const server = program.commands.find((c) => c.name() === "server") ?? program.command("server").description("server commands");
+  server
+    .command("start")
+    .description("Serve REST, MCP and the web app; in distributed mode with no workers (run `worker start` for those), in local mode as `local start`")
+    .option("--host <host>", "address to listen on", "127.0.0.1")
+    .option("--port <port>", "port to listen on", String(DEFAULT_PORT))
+    .option("--tls-cert <file>", "PEM certificate: serve HTTPS (with --tls-key)")
+    .option("--tls-key <file>", "PEM private key of --tls-cert")
+    .action(async (options: { host: string; port: string; tlsCert?: string; tlsKey?: string }) => {
+      setExitCode(await runServer(getConfig(), { host: options.host, port: parsePort(options.port), tlsCert: options.tlsCert, tlsKey: options.tlsKey }));
     });
 
   program

@@ -23,6 +23,8 @@ export interface RestAppOptions {
   listenHost?: string;
   /** SERVICE_ALLOWED_HOSTS: Host names answered besides loopback ones. */
   allowedHosts?: readonly string[];
+  /** Serve HTTPS with this certificate and key (`server start --tls-cert --tls-key`). */
+  tls?: { cert: Buffer; key: Buffer };
 }
 
 const ANONYMOUS: Principal = Object.freeze({ user_id: "", username: "anonymous", role: "viewer" });
@@ -39,6 +41,7 @@ export async function buildHttpApp(
   options: RestAppOptions,
 ): Promise<FastifyInstance> {
   const app = Fastify({
+    ...(options.tls ? { https: options.tls } : {}),
     logger: false,
     bodyLimit: 10 * 1024 * 1024,
     forceCloseConnections: true,
