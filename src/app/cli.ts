@@ -3,7 +3,7 @@
 
 import { Command, CommanderError } from "commander";
 import { ConfigError, loadConfig, type Config } from "../core/config.js";
-import { ERROR_KINDS, EXIT_CODES, ServiceError, invalid, isServiceError, unavailable } from "../core/errors.js";
+import { ERROR_KINDS, EXIT_CODES, invalid, isServiceError } from "../core/errors.js";
 import { type AnyOperation, SYNTHETIC_ADMIN, invoke, operations } from "../operations/index.js";
 import { EXIT_JOB_NOT_COMPLETED, JobNotCompleted, addOperationCommands, type Caller } from "../surfaces/cli/program.js";
 import { openService, type OpenedService } from "./context.js";
@@ -11,6 +11,7 @@ import { startEngine } from "./engine-runtime.js";
 import { callOverHttp } from "./http-caller.js";
 import { LOCAL_SECRET_HEADER } from "../surfaces/rest/auth.js";
 import { DEFAULT_PORT, runLocalServer, runWithReload } from "./local-start.js";
+import { runBackgroundProcess, runWorkerProcess } from "./processes.js";
 import { runServer } from "./server-start.js";
 import { readLiveServer } from "./server-file.js";
 import { migrateToLatest } from "../store/migrate.js";
@@ -176,23 +177,25 @@ function addLifecycleCommands(
       }
     });
 
-  const refuseLocal = (what: string) => () => {
-    if (getConfig().mode === "local") {
-      throw new ServiceError("invalid", "invalid", `${what} is for distributed mode; in local mode \`jobhouse local start\` runs it in the server process`);
-    }
-    throw unavailable(`${what} arrives with the distributed mode; this build runs local mode only`);
-  };
   const worker = program.commands.find((c) => c.name() === "worker")!;
   worker
     .command("start")
-    .description("Run a worker process until SIGTERM (distributed mode)")
+    .description("Run a worker process until SIGTERM, stop_worker or --max-tasks (distributed mode)")
     .option("--max-tasks <n>", "exit after this many tasks")
-    .option("--concurrency <n>", "tasks run at once", "4")
-    .action(refuseLocal("`worker start`"));
+    .option("--concurrency <n>", "tasks run at once (default SERVICE_WORKER_CONCURRENCY or 4)")
+    .action(async (options: { maxTasks?: string; concurrency?: string }) => {
+      const config = getConfig();
+      setExitCode(
+        await runWorkerProcess(config, {
+          concurrency: options.concurrency ? parsePositive("--concurrency", options.concurrency) : config.workerConcurrency,
+          maxTasks: options.maxTasks ? parsePositive("--max-tasks", options.maxTasks) : null,
+        }),
+      );
+    });
   program
     .command("background")
     .description("Background process commands")
     .command("start")
-    .description("Run the background loop: lost workers, schedules, retention (distributed mode)")
-    .action(refuseLocal("`background start`"));
+    .description("Run the background loop: lost workers, schedules, retention, temp cleanup (distributed mode)")
+    .action(async () => setExitCode(await runBackgroundProcess(getConfig())));
 }

@@ -35,3 +35,11 @@ async function currentPgSchema(db: Kysely<any>): Promise<{ migrationTableSchema?
   const { rows } = await sql<{ schema: string }>`select current_schema() as schema`.execute(db);
   return rows[0]?.schema ? { migrationTableSchema: rows[0].schema } : {};
 }
+
+/** Migrations this build knows that the schema has not had (all of them on an empty database). */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export async function pendingMigrations(db: Kysely<any>): Promise<string[]> {
+  const migrator = new Migrator({ db, provider, migrationTableName: "schema_migrations", migrationLockTableName: "schema_migrations_lock", ...(await currentPgSchema(db)) });
+  const all = await migrator.getMigrations();
+  return all.filter((m) => m.executedAt === undefined).map((m) => m.name);
+}

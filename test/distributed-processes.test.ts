@@ -1,0 +1,121 @@
+// The distributed deployment as separate processes of the real binary over PostgreSQL and the
+// ClickHouse server: `server start` (no workers), `worker start` and `background start`.
+
+import { type ChildProcess, spawn, spawnSync } from "node:child_process";
+import { createServer } from "node:net";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { BACKENDS } from "./support/backends.js";
+
+const BIN = join(import.meta.dirname, "..", "bin", "jobhouse.mjs");
+const distributed = BACKENDS.find((b) => b.name === "distributed");
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const server = createServer();
+    server.listen(0, "127.0.0.1", () => {
+      const port = (server.address() as { port: number }).port;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** Polls `probe` every 100 ms until it returns something truthy (at most `limitMs`). */
+async function waitFor<T>(what: string, probe: () => Promise<T | null | undefined | false>, limitMs = 30_000): Promise<T> {
+  const deadline = Date.now() + limitMs;
+  for (;;) {
+    const value = await probe();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error(`gave up waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+describe.runIf(distributed)("distributed processes", () => {
+  let env: NodeJS.ProcessEnv;
+  let stores: Record<string, string>;
+  let url = "";
+  const processes: ChildProcess[] = [];
+  const spawnProcess = (args: string[], extra: Record<string, string> = {}) => {
+    let stderr = "";
+    const child = spawn(process.execPath, [BIN, ...args], { env: { ...env, ...extra }, stdio: ["ignore", "pipe", "pipe"] });
+    child.stderr!.on("data", (chunk) => (stderr += chunk));
+    processes.push(child);
+    const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
+    return { child, exited, log: () => stderr };
+  };
+  const api = async <T>(path: string, init?: RequestInit): Promise<T> => (await (await fetch(`${url}/api/v0${path}`, init)).json()) as T;
+  const runJob = (name: string, kwargs: Record<string, unknown> = {}) =>
+    api<{ id: string }>("/jobs:run", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ name, kwargs }) });
+  const jobStatus = async (id: string) => (await api<{ status: string }>(`/jobs/${id}`)).status;
+  const workers = async () => (await api<{ items: { id: string; status: string; pid: number }[] }>("/workers?limit=100")).items;
+
+  beforeAll(async () => {
+    stores = await distributed!.freshEnv();
+    env = { ...process.env, ...stores, SERVICE_AUTH: "token", SERVICE_API_TOKEN: "", SERVICE_WORKER_TIMEOUT: "2" };
+  });
+  afterAll(async () => {
+    for (const child of processes) if (child.exitCode === null) child.kill("SIGKILL");
+    await distributed!.dispose(stores);
+  });
+
+  it("a worker refuses a schema older than its build, in one line", () => {
+    const refused = spawnSync(process.execPath, [BIN, "worker", "start"], { env, encoding: "utf8", timeout: 30_000 });
+    expect(refused.status).toBe(10);
+    expect(refused.stderr.trim().split("\n")).toHaveLength(1);
+    expect(refused.stderr).toMatch(/older than this build .*run `jobhouse migrate` first/);
+    expect(spawnSync(process.execPath, [BIN, "background", "start"], { env, encoding: "utf8", timeout: 30_000 }).status).toBe(10);
+  });
+
+  it("a server runs no job until a worker starts; the worker stops on SIGTERM as STOPPED", async () => {
+    const port = await freePort();
+    url = `http://127.0.0.1:${port}`;
+    const server = spawnProcess(["server", "start", "--port", String(port)]);
+    await waitFor("the server", async () => server.log().includes("listening on"));
+    const { id } = await runJob("test/fixtures/jobs.ts:pipeline", { n: 4 });
+    expect(await jobStatus(id)).toBe("PENDING");
+
+    const worker = spawnProcess(["worker", "start", "--concurrency", "2"]);
+    await waitFor("the job to complete", async () => (await jobStatus(id)) === "COMPLETED");
+    const [registered] = await workers();
+    expect(registered).toMatchObject({ status: "ACTIVE", pid: worker.child.pid });
+    worker.child.kill("SIGTERM");
+    expect(await worker.exited).toBe(0);
+    expect((await workers()).find((w) => w.pid === worker.child.pid)!.status).toBe("STOPPED");
+  });
+
+  it("a worker with --max-tasks exits by itself after that many tasks", async () => {
+    const { id } = await runJob("test/fixtures/jobs.ts:pipeline", { n: 1 });
+    const worker = spawnProcess(["worker", "start", "--max-tasks", "1"]);
+    expect(await worker.exited).toBe(0);
+    expect((await workers()).find((w) => w.pid === worker.child.pid)!.status).toBe("STOPPED");
+    // One of the job's three tasks ran; another worker finishes the rest.
+    expect(await jobStatus(id)).not.toBe("COMPLETED");
+    const rest = spawnProcess(["worker", "start"]);
+    await waitFor("the job to complete", async () => (await jobStatus(id)) === "COMPLETED");
+    rest.child.kill("SIGTERM");
+    expect(await rest.exited).toBe(0);
+  });
+
+  it("kill -9 of a worker mid-task: background start declares it LOST and another worker retries the task", async () => {
+    const background = spawnProcess(["background", "start"]);
+    const doomed = spawnProcess(["worker", "start"]);
+    const { id } = await runJob("test/fixtures/jobs.ts:lingeringJob", { ms: 3000 });
+    await waitFor("the lingering task to run", async () => {
+      const job = await api<{ tasks: { name: string; status: string }[] }>(`/jobs/${id}`);
+      return job.tasks.some((t) => t.name === "lingering" && t.status === "RUNNING");
+    });
+    doomed.child.kill("SIGKILL");
+    await doomed.exited;
+    await waitFor("the killed worker to be LOST", async () => (await workers()).find((w) => w.pid === doomed.child.pid)?.status === "LOST");
+    const rescuer = spawnProcess(["worker", "start"]);
+    await waitFor("the job to complete", async () => (await jobStatus(id)) === "COMPLETED");
+    const job = await api<{ tasks: { id: string; name: string }[] }>(`/jobs/${id}`);
+    const task = await api<{ attempt: number }>(`/tasks/${job.tasks.find((t) => t.name === "lingering")!.id}`);
+    expect(task.attempt).toBe(2);
+    for (const p of [rescuer, background]) {
+      p.child.kill("SIGTERM");
+      expect(await p.exited).toBe(0);
+    }
+  });
+});
