@@ -36,6 +36,8 @@ describe.runIf(distributed)("distributed processes", () => {
   let stores: Record<string, string>;
   let url = "";
   const processes: ChildProcess[] = [];
+  /** Workers the server started (detached, not our children): stopped by pid if a test failed. */
+  const spawnedPids: number[] = [];
   const spawnProcess = (args: string[], extra: Record<string, string> = {}) => {
     let stderr = "";
     const child = spawn(process.execPath, [BIN, ...args], { env: { ...env, ...extra }, stdio: ["ignore", "pipe", "pipe"] });
@@ -56,6 +58,13 @@ describe.runIf(distributed)("distributed processes", () => {
   });
   afterAll(async () => {
     for (const child of processes) if (child.exitCode === null) child.kill("SIGKILL");
+    for (const pid of spawnedPids) {
+      try {
+        process.kill(pid, "SIGKILL");
+      } catch {
+        // already gone
+      }
+    }
     await distributed!.dispose(stores);
   });
 
@@ -117,5 +126,29 @@ describe.runIf(distributed)("distributed processes", () => {
       p.child.kill("SIGTERM");
       expect(await p.exited).toBe(0);
     }
+  });
+
+  it("POST /workers starts a detached worker that registers and obeys stop_worker; a failed start is 503", async () => {
+    const before = new Set((await workers()).map((w) => w.pid));
+    const { id } = await runJob("test/fixtures/jobs.ts:hello");
+    const started = await fetch(`${url}/api/v0/workers`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ max_tasks: 5 }) });
+    expect(started.status).toBe(202);
+    expect(started.headers.get("location")).toBe("/api/v0/workers");
+    await waitFor("the job to complete", async () => (await jobStatus(id)) === "COMPLETED");
+    const spawned = await waitFor("the spawned worker to register", async () => (await workers()).find((w) => !before.has(w.pid)));
+    spawnedPids.push(spawned.pid);
+    expect(spawned.pid).not.toBe(process.pid);
+    // Stopped through SQL (stop_worker), it exits on its own: the server tracks no child.
+    await fetch(`${url}/api/v0/workers/${spawned.id}/stop`, { method: "POST" });
+    await waitFor("the spawned worker to stop", async () => (await workers()).find((w) => w.id === spawned.id)?.status === "STOPPED");
+
+    const port = await freePort();
+    const broken = spawnProcess(["server", "start", "--port", String(port)], { SERVICE_WORKER_COMMAND: "/nonexistent/jobhouse" });
+    await waitFor("the second server", async () => broken.log().includes("listening on"));
+    const refused = await fetch(`http://127.0.0.1:${port}/api/v0/workers`, { method: "POST", headers: { "content-type": "application/json" }, body: "{}" });
+    expect(refused.status).toBe(503);
+    expect(await refused.json()).toMatchObject({ code: "worker_spawn_failed" });
+    broken.child.kill("SIGTERM");
+    expect(await broken.exited).toBe(0);
   });
 });

@@ -66,7 +66,7 @@ export async function openService(config: Config, options: OpenServiceOptions = 
     threadOptions,
     log,
     version: VERSION,
-    spawnWorker: spawnDetachedWorker,
+    spawnWorker: detachedWorkerSpawner(config),
     results: new ResultCache(),
     changes: createLocalChangeFeed((error) => log.error(`a change listener failed: ${(error as Error)?.stack ?? error}`)),
     async close() {
@@ -90,12 +90,21 @@ async function leaseNodeOrMigrate(db: Store, holder: string, clock: Clock): Prom
   }
 }
 
-/** SPEC POST /workers rule 2: a detached child running `worker start` that outlives the request. */
-const spawnDetachedWorker: WorkerSpawner = (maxTasks) => {
-  const bin = fileURLToPath(new URL("bin/jobhouse.mjs", PACKAGE_ROOT));
-  const args = [bin, "worker", "start", ...(maxTasks === null ? [] : ["--max-tasks", String(maxTasks)])];
-  const child = spawn(process.execPath, args, { detached: true, stdio: "ignore" });
-  child.on("error", () => undefined);
-  if (child.pid === undefined) throw new Error(`could not spawn ${process.execPath}`);
-  child.unref();
-};
+/**
+ * SPEC POST /workers rule 2: a detached child running `worker start` that outlives the request,
+ * with the server's environment and working directory (CONTRACT §9). SERVICE_WORKER_COMMAND names
+ * another executable; the same arguments follow. The server keeps no child pids.
+ */
+const detachedWorkerSpawner =
+  (config: Config): WorkerSpawner =>
+  (maxTasks) => {
+    const args = ["worker", "start", ...(maxTasks === null ? [] : ["--max-tasks", String(maxTasks)])];
+    const [command, argv] = config.workerCommand
+      ? [config.workerCommand, args]
+      : [process.execPath, [fileURLToPath(new URL("bin/jobhouse.mjs", PACKAGE_ROOT)), ...args]];
+    const child = spawn(command, argv, { detached: true, stdio: "ignore" });
+    child.on("error", () => undefined);
+    // A missing or non-executable command fails at once: no pid.
+    if (child.pid === undefined) throw new Error(`${command} could not be started`);
+    child.unref();
+  };

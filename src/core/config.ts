@@ -49,6 +49,8 @@ export interface Config {
   taskMemoryMb: number;
   /** SERVICE_MODULE_LOAD_TIMEOUT: seconds an entrypoint's module may take to load when it is checked. */
   moduleLoadTimeoutS: number;
+  /** SERVICE_WORKER_COMMAND: the executable POST /workers starts instead of this installation's binary. */
+  workerCommand: string | null;
 }
 
 /** A configuration the service refuses to start with; the message is one line for the user. */
@@ -116,6 +118,7 @@ export function loadConfig(env: Env = process.env): Config {
     jobPackages: Object.freeze(list(env.SERVICE_JOBS_PACKAGES, ",")),
     taskMemoryMb: Math.floor(positiveNumber(env, "SERVICE_TASK_MEMORY_MB", 2048)!),
     moduleLoadTimeoutS: positiveNumber(env, "SERVICE_MODULE_LOAD_TIMEOUT", 20)!,
+    workerCommand: nonEmpty(env.SERVICE_WORKER_COMMAND) ?? null,
   });
 }
 
