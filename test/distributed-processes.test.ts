@@ -2,34 +2,17 @@
 // ClickHouse server: `server start` (no workers), `worker start` and `background start`.
 
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
-import { createServer } from "node:net";
-import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { BIN, freePort } from "./support/processes.js";
 import { BACKENDS } from "./support/backends.js";
+import { waitFor } from "./support/engine.js";
 
-const BIN = join(import.meta.dirname, "..", "bin", "jobhouse.mjs");
 const distributed = BACKENDS.find((b) => b.name === "distributed");
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const server = createServer();
-    server.listen(0, "127.0.0.1", () => {
-      const port = (server.address() as { port: number }).port;
-      server.close(() => resolve(port));
-    });
-  });
-}
 
-/** Polls `probe` every 100 ms until it returns something truthy (at most `limitMs`). */
-async function waitFor<T>(what: string, probe: () => Promise<T | null | undefined | false>, limitMs = 30_000): Promise<T> {
-  const deadline = Date.now() + limitMs;
-  for (;;) {
-    const value = await probe();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`gave up waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
+
+/** Processes boot in seconds on a busy machine: a longer bound than in-process waits. */
+const waitLong = <T>(what: string, probe: () => Promise<T | null | undefined | false>) => waitFor(what, probe, 30_000);
 
 describe.runIf(distributed)("distributed processes", () => {
   let env: NodeJS.ProcessEnv;
@@ -80,12 +63,12 @@ describe.runIf(distributed)("distributed processes", () => {
     const port = await freePort();
     url = `http://127.0.0.1:${port}`;
     const server = spawnProcess(["server", "start", "--port", String(port)]);
-    await waitFor("the server", async () => server.log().includes("listening on"));
+    await waitLong("the server", async () => server.log().includes("listening on"));
     const { id } = await runJob("test/fixtures/jobs.ts:pipeline", { n: 4 });
     expect(await jobStatus(id)).toBe("PENDING");
 
     const worker = spawnProcess(["worker", "start", "--concurrency", "2"]);
-    await waitFor("the job to complete", async () => (await jobStatus(id)) === "COMPLETED");
+    await waitLong("the job to complete", async () => (await jobStatus(id)) === "COMPLETED");
     const [registered] = await workers();
     expect(registered).toMatchObject({ status: "ACTIVE", pid: worker.child.pid });
     worker.child.kill("SIGTERM");
@@ -101,7 +84,7 @@ describe.runIf(distributed)("distributed processes", () => {
     // One of the job's three tasks ran; another worker finishes the rest.
     expect(await jobStatus(id)).not.toBe("COMPLETED");
     const rest = spawnProcess(["worker", "start"]);
-    await waitFor("the job to complete", async () => (await jobStatus(id)) === "COMPLETED");
+    await waitLong("the job to complete", async () => (await jobStatus(id)) === "COMPLETED");
     rest.child.kill("SIGTERM");
     expect(await rest.exited).toBe(0);
   });
@@ -110,15 +93,15 @@ describe.runIf(distributed)("distributed processes", () => {
     const background = spawnProcess(["background", "start"]);
     const doomed = spawnProcess(["worker", "start"]);
     const { id } = await runJob("test/fixtures/jobs.ts:lingeringJob", { ms: 3000 });
-    await waitFor("the lingering task to run", async () => {
+    await waitLong("the lingering task to run", async () => {
       const job = await api<{ tasks: { name: string; status: string }[] }>(`/jobs/${id}`);
       return job.tasks.some((t) => t.name === "lingering" && t.status === "RUNNING");
     });
     doomed.child.kill("SIGKILL");
     await doomed.exited;
-    await waitFor("the killed worker to be LOST", async () => (await workers()).find((w) => w.pid === doomed.child.pid)?.status === "LOST");
+    await waitLong("the killed worker to be LOST", async () => (await workers()).find((w) => w.pid === doomed.child.pid)?.status === "LOST");
     const rescuer = spawnProcess(["worker", "start"]);
-    await waitFor("the job to complete", async () => (await jobStatus(id)) === "COMPLETED");
+    await waitLong("the job to complete", async () => (await jobStatus(id)) === "COMPLETED");
     const job = await api<{ tasks: { id: string; name: string }[] }>(`/jobs/${id}`);
     const task = await api<{ attempt: number }>(`/tasks/${job.tasks.find((t) => t.name === "lingering")!.id}`);
     expect(task.attempt).toBe(2);
@@ -134,17 +117,17 @@ describe.runIf(distributed)("distributed processes", () => {
     const started = await fetch(`${url}/api/v0/workers`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ max_tasks: 5 }) });
     expect(started.status).toBe(202);
     expect(started.headers.get("location")).toBe("/api/v0/workers");
-    await waitFor("the job to complete", async () => (await jobStatus(id)) === "COMPLETED");
-    const spawned = await waitFor("the spawned worker to register", async () => (await workers()).find((w) => !before.has(w.pid)));
+    await waitLong("the job to complete", async () => (await jobStatus(id)) === "COMPLETED");
+    const spawned = await waitLong("the spawned worker to register", async () => (await workers()).find((w) => !before.has(w.pid)));
     spawnedPids.push(spawned.pid);
     expect(spawned.pid).not.toBe(process.pid);
     // Stopped through SQL (stop_worker), it exits on its own: the server tracks no child.
     await fetch(`${url}/api/v0/workers/${spawned.id}/stop`, { method: "POST" });
-    await waitFor("the spawned worker to stop", async () => (await workers()).find((w) => w.id === spawned.id)?.status === "STOPPED");
+    await waitLong("the spawned worker to stop", async () => (await workers()).find((w) => w.id === spawned.id)?.status === "STOPPED");
 
     const port = await freePort();
     const broken = spawnProcess(["server", "start", "--port", String(port)], { SERVICE_WORKER_COMMAND: "/nonexistent/jobhouse" });
-    await waitFor("the second server", async () => broken.log().includes("listening on"));
+    await waitLong("the second server", async () => broken.log().includes("listening on"));
     const refused = await fetch(`http://127.0.0.1:${port}/api/v0/workers`, { method: "POST", headers: { "content-type": "application/json" }, body: "{}" });
     expect(refused.status).toBe(503);
     expect(await refused.json()).toMatchObject({ code: "worker_spawn_failed" });

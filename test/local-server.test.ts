@@ -3,22 +3,12 @@
 
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { BIN, freePort } from "./support/processes.js";
 
-const BIN = join(import.meta.dirname, "..", "bin", "jobhouse.mjs");
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const server = createServer();
-    server.listen(0, "127.0.0.1", () => {
-      const port = (server.address() as { port: number }).port;
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 /** Polls the server's REST API until the job ends (at most 15 s); returns its final status. */
 async function endedStatus(url: string, id: string): Promise<string> {

@@ -5,24 +5,14 @@
 import { type ChildProcess, execFileSync, spawn, spawnSync } from "node:child_process";
 import { mkdtempSync } from "node:fs";
 import { request } from "node:https";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { BIN, freePort } from "./support/processes.js";
 import { BACKENDS } from "./support/backends.js";
 
-const BIN = join(import.meta.dirname, "..", "bin", "jobhouse.mjs");
 const distributed = BACKENDS.find((b) => b.name === "distributed");
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const server = createServer();
-    server.listen(0, "127.0.0.1", () => {
-      const port = (server.address() as { port: number }).port;
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 /** `server start` with `env`; resolves once it listens (or exits), with its stderr so far. */
 async function startServer(env: NodeJS.ProcessEnv, args: string[]): Promise<{ server: ChildProcess; log: () => string }> {
