@@ -3,9 +3,9 @@
 // not the server. A thread whose module was refused is replaced, so a refusal leaves no module
 // state behind.
 
-import { type ErrorKind, ServiceError, invalid } from "../core/errors.js";
+import { ServiceError, invalid } from "../core/errors.js";
 import { ThreadPool, type ThreadOptions } from "./thread-pool.js";
-import type { ErrorData, InspectedJob } from "./thread-protocol.js";
+import { type InspectedJob, fromErrorData } from "./thread-protocol.js";
 
 export type { InspectedJob } from "./thread-protocol.js";
 
@@ -68,7 +68,8 @@ export function createJobInspector(options: ThreadOptions, timeoutMs: number): J
         }
         // Kwargs that do not fit the schema are the caller's mistake; the module itself is fine.
         reusable = outcome.loaded;
-        throw toServiceError(outcome.error!);
+        const refusal = fromErrorData(outcome.error!);
+        throw refusal instanceof ServiceError ? refusal : invalid(`entrypoint could not be checked: ${refusal.message}`);
       } catch (error) {
         if (error instanceof ServiceError) throw error;
         throw invalid(`module of "${entrypoint}" could not be loaded: ${(error as Error).message}`);
@@ -79,9 +80,4 @@ export function createJobInspector(options: ThreadOptions, timeoutMs: number): J
     },
     close: release,
   };
-}
-
-function toServiceError(error: ErrorData): ServiceError {
-  if (error.kind) return new ServiceError(error.kind as ErrorKind, error.code ?? error.kind, error.message);
-  return invalid(`entrypoint could not be checked: ${error.message}`);
 }

@@ -18,7 +18,7 @@ import { collectReferences, substituteReferences } from "./references.js";
 import { resolveResults } from "./results.js";
 import { decideRetry } from "./retry.js";
 import { AttemptLog, attemptLogPath } from "./task-log.js";
-import { type TaskThread, ThreadCrash, type ThreadPool } from "./thread-pool.js";
+import type { TaskThread, ThreadPool } from "./thread-pool.js";
 import type { RunOutcome } from "./thread-protocol.js";
 
 export interface EngineDeps {
@@ -212,7 +212,6 @@ async function runWithLimits(deps: EngineDeps, task: TaskRow, controller: AbortC
     if (controller.signal.aborted && controller.signal.reason instanceof Error && !(error instanceof AttemptAbandoned)) {
       throw controller.signal.reason;
     }
-    if (error instanceof ThreadCrash) throw new Error(error.message);
     throw error;
   } finally {
     timers.forEach(clearTimeout);

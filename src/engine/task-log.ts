@@ -12,10 +12,6 @@ export const attemptLogPath = (logDir: string, jobId: bigint, taskId: bigint, at
   join(logDir, jobId.toString(), taskId.toString(), `${attempt}.log`);
 
 /**
- * Writes are synchronous appends: a line is in the file the moment it is logged (a reader right
- * after the task ends sees everything), and a small append costs less than an async round trip.
- */
-/**
  * The task's folder, usually one level below its job's: one mkdir, and the recursive walk (several
  * system calls per level, measurable at a thousand attempts a second) only when a parent is missing.
  */
@@ -29,6 +25,10 @@ function makeAttemptDir(dir: string): void {
   }
 }
 
+/**
+ * Writes are synchronous appends: a line is in the file the moment it is logged (a reader right
+ * after the task ends sees everything), and a small append costs less than an async round trip.
+ */
 export class AttemptLog {
   private fd: number | null;
 
@@ -51,15 +51,16 @@ export class AttemptLog {
     }
   }
 
-  logger(): TaskLogger {
-    const at = (level: string) => (...parts: unknown[]) => this.write(level, format(...parts));
-    return { info: at("INFO"), warn: at("WARNING"), error: at("ERROR"), debug: at("DEBUG") };
-  }
-
   close(): void {
     if (this.fd !== null) closeSync(this.fd);
     this.fd = null;
   }
+}
+
+/** The logger a task's context carries (CONTRACT §4 `log`), writing through `write`. */
+export function taskLogger(write: (level: string, text: string) => void): TaskLogger {
+  const at = (level: string) => (...parts: unknown[]) => write(level, format(...parts));
+  return { info: at("INFO"), warn: at("WARNING"), error: at("ERROR"), debug: at("DEBUG") };
 }
 
 const CONSOLE_LEVELS = { log: "INFO", info: "INFO", warn: "WARNING", error: "ERROR", debug: "DEBUG" } as const;

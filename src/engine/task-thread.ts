@@ -3,8 +3,6 @@
 // can be terminated at any moment (timeout, cancel, crash) without leaving them half-written.
 
 import { parentPort, workerData } from "node:worker_threads";
-import { ServiceError } from "../core/errors.js";
-import { type ErrorKind } from "../core/errors.js";
 import { attachIdGenerator } from "../core/ids.js";
 import { systemClock } from "../core/clock.js";
 import { wireBuiltins } from "./builtins.js";
@@ -14,9 +12,8 @@ import { type Execution, executions, scheduleTask } from "./execution.js";
 import { configureJobRoots, importsAttempted, resolveJob, resolveTask, validateKwargs } from "./loader.js";
 import { toStoredJson } from "./references.js";
 import { reviveObjects } from "./revive.js";
-import { captureConsole } from "./task-log.js";
-import { type DataReply, type ErrorData, type FromThread, type InspectRequest, type RunRequest, type ThreadSetup, type ToThread, toErrorData } from "./thread-protocol.js";
-import { format } from "node:util";
+import { captureConsole, taskLogger } from "./task-log.js";
+import { type DataReply, type FromThread, type InspectRequest, type RunRequest, type ThreadSetup, type ToThread, fromErrorData, toErrorData } from "./thread-protocol.js";
 
 const port = parentPort!;
 const setup = workerData as ThreadSetup;
@@ -26,13 +23,6 @@ wireBuiltins(resolveTask, scheduleTask);
 captureConsole();
 
 const post = (message: FromThread) => port.postMessage(message);
-
-/** A ServiceError from the other side keeps its kind, so task code can tell a 404 from a 422. */
-function fromErrorData(data: ErrorData): Error {
-  const error = data.kind ? new ServiceError(data.kind as ErrorKind, data.code ?? data.kind, data.message) : new Error(data.message);
-  if (!data.kind) error.name = data.name;
-  return error;
-}
 
 let nextCallId = 1;
 const pendingCalls = new Map<number, { resolve(value: unknown): void; reject(error: Error): void }>();
@@ -50,6 +40,7 @@ function settleCall(reply: DataReply): void {
   if (!pending) return;
   pendingCalls.delete(reply.callId);
   if (reply.ok) pending.resolve(reply.value);
+  // A ServiceError from the other side keeps its kind, so task code can tell a 404 from a 422.
   else pending.reject(fromErrorData(reply.error!));
 }
 
@@ -59,13 +50,12 @@ async function run(request: RunRequest): Promise<void> {
   const controller = new AbortController();
   running = controller;
   const write = (level: string, text: string) => post({ type: "log", level, text });
-  const at = (level: string) => (...parts: unknown[]) => write(level, format(...parts));
   const context: TaskContext = {
     job_id: request.jobId.toString(),
     task_id: request.taskId.toString(),
     attempt: request.attempt,
     signal: controller.signal,
-    log: { info: at("INFO"), warn: at("WARNING"), error: at("ERROR"), debug: at("DEBUG") },
+    log: taskLogger(write),
   };
   const execution: Execution = {
     jobId: request.jobId,

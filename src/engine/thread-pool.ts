@@ -3,7 +3,7 @@
 // worker's event loop (its API, heartbeats and other tasks). A thread runs one thing at a time.
 
 import { Worker } from "node:worker_threads";
-import type { DataCall, FromThread, InspectOutcome, InspectRequest, RunOutcome, RunRequest, ThreadSetup, ToThread } from "./thread-protocol.js";
+import { type DataCall, type FromThread, type InspectOutcome, type InspectRequest, type RunOutcome, type RunRequest, type ThreadSetup, type ToThread, toErrorData } from "./thread-protocol.js";
 
 const THREAD_ENTRY = new URL("../../bin/task-thread.mjs", import.meta.url);
 
@@ -108,7 +108,7 @@ export class TaskThread {
   private answer(call: DataCall, handlers: RunHandlers): void {
     handlers.data(call).then(
       (value) => this.reply({ type: "data-reply", callId: call.callId, ok: true, value }),
-      (error: unknown) => this.reply({ type: "data-reply", callId: call.callId, ok: false, error: errorData(error) }),
+      (error: unknown) => this.reply({ type: "data-reply", callId: call.callId, ok: false, error: toErrorData(error) }),
     );
   }
 
@@ -118,7 +118,7 @@ export class TaskThread {
       this.worker.postMessage(message);
     } catch (error) {
       // A value that cannot be cloned still answers the call, as its error.
-      this.worker.postMessage({ type: "data-reply", callId: (message as { callId: number }).callId, ok: false, error: errorData(error) } satisfies ToThread);
+      this.worker.postMessage({ type: "data-reply", callId: (message as { callId: number }).callId, ok: false, error: toErrorData(error) } satisfies ToThread);
     }
   }
 
@@ -128,11 +128,6 @@ export class TaskThread {
     this.markReady();
     this.exchange?.fail(error);
   }
-}
-
-function errorData(error: unknown) {
-  const e = error as Error & { kind?: string; code?: unknown };
-  return { name: e?.name ?? "Error", message: e?.message ?? String(error), kind: e?.kind, code: typeof e?.code === "string" ? e.code : undefined };
 }
 
 /** At most `size` threads, made on first need and replaced when one ends. */

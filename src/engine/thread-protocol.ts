@@ -1,7 +1,9 @@
 // Messages between a worker and its task threads. Task code runs in the thread; the stores stay in
 // the worker's thread, so the thread asks for data operations and reports its outcome as data.
 
+import { type ErrorKind, ServiceError } from "../core/errors.js";
 import type { SharedIdState } from "../core/ids.js";
+import type { TaskOptions } from "./definitions.js";
 import type { NewChild } from "../store/transitions.js";
 
 /** What a thread needs to start: the process's id state, and where job modules may come from. */
@@ -65,7 +67,7 @@ export interface RunOutcome {
 
 export interface InspectedJob {
   name: string;
-  options: { retries?: number; backoff_s?: number; timeout_s?: number };
+  options: Pick<TaskOptions, "retries" | "backoff_s" | "timeout_s">;
   kwargs?: Record<string, unknown>;
 }
 
@@ -96,6 +98,7 @@ export interface DataCall {
 
 export type FromThread = RunOutcome | InspectOutcome | LogLine | DataCall | { type: "ready" };
 
+/** An error as it crosses between threads (a ServiceError keeps its kind and code). */
 export function toErrorData(error: unknown): ErrorData {
   if (error instanceof Error) {
     const service = error as Error & { kind?: string; code?: string };
@@ -103,4 +106,12 @@ export function toErrorData(error: unknown): ErrorData {
   }
   const message = typeof error === "string" ? error : (JSON.stringify(error) ?? String(error));
   return { name: "Error", message };
+}
+
+/** The error an ErrorData stands for: a ServiceError when it carried a kind, else a plain Error of its name. */
+export function fromErrorData(data: ErrorData): Error {
+  if (data.kind) return new ServiceError(data.kind as ErrorKind, data.code ?? data.kind, data.message);
+  const error = new Error(data.message);
+  error.name = data.name;
+  return error;
 }
