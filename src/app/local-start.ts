@@ -15,6 +15,7 @@ import { reapDeadLocalWorkers } from "../engine/background.js";
 import { dropOrphanTables } from "../engine/cleanup.js";
 import { registerExamples } from "./examples.js";
 import { readLiveServer, removeServerRecord, writeServerRecord } from "./server-file.js";
+import { untilStopSignal } from "./signals.js";
 import { PACKAGE_ROOT } from "./version.js";
 
 export const WEB_ROOT = fileURLToPath(new URL("web/", PACKAGE_ROOT));
@@ -104,11 +105,7 @@ async function isFreshStore({ db }: OpenedService): Promise<boolean> {
 /** Runs until SIGINT/SIGTERM; resolves with the exit code. */
 export async function runLocalServer(config: Config, options: LocalServerOptions): Promise<number> {
   const server = await startLocalServer(config, options);
-  await new Promise<void>((resolve) => {
-    process.once("SIGINT", resolve);
-    process.once("SIGTERM", resolve);
-  });
-  server.service.log.info("shutting down");
+  server.service.log.info(`got ${await untilStopSignal()}: shutting down`);
   await server.stop();
   return 0;
 }

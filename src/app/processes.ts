@@ -2,7 +2,7 @@
 // local server's in-process worker, `background start` the background loop; each refuses a schema
 // older than its own build and ends cleanly on SIGTERM/SIGINT.
 
-import type { Config } from "../core/config.js";
+import { type Config, redactUrl } from "../core/config.js";
 import { invalid, unavailable } from "../core/errors.js";
 import { startBackgroundLoop } from "../engine/background.js";
 import { dropObjectsOfJobs, sweepFinishedTemps } from "../engine/cleanup.js";
@@ -10,6 +10,7 @@ import { openStore } from "../store/db.js";
 import { pendingMigrations } from "../store/migrate.js";
 import { openService } from "./context.js";
 import { startEngine } from "./engine-runtime.js";
+import { untilStopSignal } from "./signals.js";
 
 function requireDistributed(config: Config, what: string): void {
   if (config.mode === "local") throw invalid(`${what} is for distributed mode; in local mode \`jobhouse local start\` runs it in the server process`);
@@ -23,17 +24,11 @@ async function requireCurrentSchema(config: Config): Promise<void> {
     if (pending.length > 0) throw unavailable(`the SQL schema is older than this build (missing ${pending.join(", ")}): run \`jobhouse migrate\` first`, "schema_outdated");
   } catch (error) {
     if ((error as { kind?: string }).kind) throw error;
-    throw unavailable(`PostgreSQL at ${config.sql.location.replace(/\/\/([^:/@]+):[^@]*@/, "//$1:***@")} cannot be reached: ${(error as Error).message}`, "sql_unreachable");
+    throw unavailable(`PostgreSQL at ${redactUrl(config.sql.location)} cannot be reached: ${(error as Error).message}`, "sql_unreachable");
   } finally {
     await db.destroy();
   }
 }
-
-const untilSignal = () =>
-  new Promise<string>((resolve) => {
-    process.once("SIGINT", () => resolve("SIGINT"));
-    process.once("SIGTERM", () => resolve("SIGTERM"));
-  });
 
 /** Runs a worker until a signal, stop_worker or max_tasks; resolves with the exit code. */
 export async function runWorkerProcess(config: Config, options: { concurrency: number; maxTasks: number | null }): Promise<number> {
@@ -44,7 +39,7 @@ export async function runWorkerProcess(config: Config, options: { concurrency: n
     const engine = await startEngine(service, { concurrency: options.concurrency, maxTasks: options.maxTasks, background: false, warmThreads: true });
     const id = engine.worker().id;
     service.log.info(`worker ${id} started (pid ${process.pid}, concurrency ${options.concurrency}${options.maxTasks ? `, at most ${options.maxTasks} tasks` : ""})`);
-    const why = await Promise.race([untilSignal(), engine.finished().then(() => "done")]);
+    const why = await Promise.race([untilStopSignal(), engine.finished().then(() => "done")]);
     if (why !== "done") service.log.info(`worker ${id} got ${why}: finishing its running tasks`);
     await engine.stop();
     service.log.info(`worker ${id} stopped`);
@@ -66,7 +61,7 @@ export async function runBackgroundProcess(config: Config): Promise<number> {
       sweepObjects: () => sweepFinishedTemps(service.db, service.columns),
     });
     service.log.info(`background process started (pid ${process.pid})`);
-    const why = await untilSignal();
+    const why = await untilStopSignal();
     service.log.info(`background process got ${why}: stopping`);
     await loop.stop();
     return 0;

@@ -4,13 +4,14 @@
 
 import { readFileSync } from "node:fs";
 import pg from "pg";
-import { readApiToken, type Config } from "../core/config.js";
+import { readApiToken, redactUrl, type Config } from "../core/config.js";
 import { invalid, unavailable } from "../core/errors.js";
 import { invoke, operationByName, operations, SYNTHETIC_ADMIN } from "../operations/index.js";
 import { buildHttpApp } from "../surfaces/rest/app.js";
 import { migrateToLatest } from "../store/migrate.js";
 import { openService } from "./context.js";
 import { WEB_ROOT, runLocalServer } from "./local-start.js";
+import { untilStopSignal } from "./signals.js";
 
 export interface ServerStartOptions {
   host: string;
@@ -39,11 +40,7 @@ export async function runServer(config: Config, options: ServerStartOptions): Pr
     const address = app.server.address();
     const port = typeof address === "object" && address ? address.port : options.port;
     service.log.info(`jobhouse ${service.version} listening on ${tls ? "https" : "http"}://${options.host}:${port} (distributed mode, no workers in this process)`);
-    await new Promise<void>((resolve) => {
-      process.once("SIGINT", resolve);
-      process.once("SIGTERM", resolve);
-    });
-    service.log.info("shutting down");
+    service.log.info(`got ${await untilStopSignal()}: shutting down`);
     await app.close();
     return 0;
   } finally {
@@ -71,7 +68,7 @@ async function checkReachable(config: Config): Promise<void> {
     await client.connect();
     await client.query("SELECT 1");
   } catch (error) {
-    throw unavailable(`PostgreSQL at ${hidePassword(config.sql.location)} cannot be reached: ${reason(error)}`, "sql_unreachable");
+    throw unavailable(`PostgreSQL at ${redactUrl(config.sql.location)} cannot be reached: ${reason(error)}`, "sql_unreachable");
   } finally {
     await client.end().catch(() => undefined);
   }
@@ -81,7 +78,7 @@ async function checkReachable(config: Config): Promise<void> {
     const response = await fetch(ping, { signal: AbortSignal.timeout(5000) });
     if (!response.ok) throw new Error(`HTTP ${response.status}`);
   } catch (error) {
-    throw unavailable(`ClickHouse at ${hidePassword(config.ch.location)} cannot be reached: ${reason(error)}`, "clickhouse_unreachable");
+    throw unavailable(`ClickHouse at ${redactUrl(config.ch.location)} cannot be reached: ${reason(error)}`, "clickhouse_unreachable");
   }
 }
 
@@ -89,5 +86,3 @@ const reason = (error: unknown): string => {
   const e = error as Error & { code?: string; cause?: { code?: string; message?: string } };
   return e.cause?.code ?? e.code ?? e.cause?.message ?? e.message ?? String(error);
 };
-
-const hidePassword = (url: string): string => url.replace(/\/\/([^:/@]+):[^@]*@/, "//$1:***@");

@@ -177,9 +177,12 @@ function absolute(path: string): string {
 }
 
 function describe(raw: string | undefined): string {
-  if (raw === undefined) return "(unset)";
-  // Never echo a password from a URL.
-  return raw.replace(/\/\/([^:/@]+):[^@]*@/, "//$1:***@");
+  return raw === undefined ? "(unset)" : redactUrl(raw);
+}
+
+/** A store URL fit to print: never echo its password. */
+export function redactUrl(url: string): string {
+  return url.replace(/\/\/([^:/@]+):[^@]*@/, "//$1:***@");
 }
 
 function positiveNumber<T extends number | null>(env: Env, name: string, fallback: T): number | T {
