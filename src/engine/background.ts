@@ -5,7 +5,7 @@ import { rm } from "node:fs/promises";
 import { hostname } from "node:os";
 import { join } from "node:path";
 import type { Clock } from "../core/clock.js";
-import type { Config, PreservationModeName } from "../core/config.js";
+import type { Config } from "../core/config.js";
 import type { IdGenerator } from "../core/ids.js";
 import type { Logger } from "../core/log.js";
 import type { Store } from "../store/db.js";
@@ -14,12 +14,12 @@ import { advanceSchedule, findDueSchedules } from "../store/registered-jobs.js";
 import { listTasksHeldBy } from "../store/tasks.js";
 import { failAttempt, finishJobIfDone } from "../store/transitions.js";
 import { findSilentWorkers, markWorkerLost, recordHeartbeat } from "../store/workers.js";
-import { decideRetry } from "./retry.js";
+import { decideRetry, stateAfterFailure } from "./retry.js";
 import { nextFireTime } from "./schedule.js";
 import type { RegisteredJobRow } from "../store/schema.js";
 import type { ChangeFeed } from "./changes.js";
 import type { JobInspector } from "./job-inspector.js";
-import { type RunRequest, planRun, startRun } from "./start-run.js";
+import { type RunRequest, planRun, preservationOf, startRun } from "./start-run.js";
 
 export interface BackgroundDeps {
   db: Store;
@@ -103,7 +103,7 @@ async function retryTasksOf(deps: BackgroundDeps, workerId: bigint, now: number)
       nowMs: now,
     });
     if (!outcome.failed) continue;
-    deps.changes.publish({ type: "task", id: task.id, jobId: task.job_id, status: retry.retryAtMs === null ? "FAILED" : "PENDING", attempt: retry.retryAtMs === null ? attempt : attempt + 1 }, true);
+    deps.changes.publish({ type: "task", id: task.id, jobId: task.job_id, ...stateAfterFailure(retry, attempt) }, true);
     if (retry.retryAtMs !== null || outcome.jobId === undefined) continue;
     const status = await finishJobIfDone(deps.db, outcome.jobId, now);
     if (status !== null) deps.changes.publish({ type: "job", id: outcome.jobId, status });
@@ -146,7 +146,7 @@ async function planScheduledRun(deps: BackgroundDeps, registered: RegisteredJobR
       entrypoint: registered.entrypoint,
       kwargs: JSON.parse(registered.defaults) as Record<string, unknown>,
       runType: "SCHEDULED",
-      preservationMode: (registered.preservation_mode as PreservationModeName | null) ?? deps.config.defaultPreservationMode,
+      preservationMode: preservationOf(undefined, registered, deps.config),
       registeredName: registered.name,
     };
   }

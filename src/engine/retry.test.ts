@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { backoffDelayMs, decideRetry } from "./retry.js";
+import { backoffDelayMs, decideRetry, stateAfterFailure } from "./retry.js";
 
 describe("backoffDelayMs", () => {
   it("doubles per attempt within [half, full] of the exponential delay", () => {
@@ -26,5 +26,12 @@ describe("decideRetry", () => {
     expect(decideRetry({ ...failure, attempt: 3 }).retryAtMs).toBeNull();
     expect(decideRetry({ ...failure, retryable: false }).retryAtMs).toBeNull();
     expect(decideRetry({ ...failure, maxAttempts: 1 }).retryAtMs).toBeNull();
+  });
+});
+
+describe("stateAfterFailure", () => {
+  it("names the next attempt of a retry and the last attempt of a failure", () => {
+    expect(stateAfterFailure({ retryAtMs: 10_500, delayMs: 500 }, 1)).toEqual({ status: "PENDING", attempt: 2 });
+    expect(stateAfterFailure({ retryAtMs: null, delayMs: 0 }, 3)).toEqual({ status: "FAILED", attempt: 3 });
   });
 });

@@ -22,3 +22,8 @@ export function decideRetry(f: { attempt: number; maxAttempts: number; backoffMs
   const delayMs = backoffDelayMs(f.attempt, f.backoffMs, f.random);
   return { retryAtMs: f.nowMs + delayMs, delayMs };
 }
+
+/** Where a task stands after a failed attempt: PENDING on its next attempt, or FAILED on this one. */
+export function stateAfterFailure(decision: RetryDecision, attempt: number): { status: "PENDING" | "FAILED"; attempt: number } {
+  return decision.retryAtMs === null ? { status: "FAILED", attempt } : { status: "PENDING", attempt: attempt + 1 };
+}

@@ -16,8 +16,9 @@ import { scopePlane } from "./scope-plane.js";
 import type { DataScope } from "./object-registry.js";
 import { collectReferences, substituteReferences } from "./references.js";
 import { resolveResults } from "./results.js";
-import { decideRetry } from "./retry.js";
+import { decideRetry, stateAfterFailure } from "./retry.js";
 import { AttemptLog, attemptLogPath } from "./task-log.js";
+import { defaultTimeoutMsOf } from "./task-rows.js";
 import type { TaskThread, ThreadPool } from "./thread-pool.js";
 import type { RunOutcome } from "./thread-protocol.js";
 
@@ -108,7 +109,7 @@ async function runAttempt(deps: EngineDeps, task: TaskRow, key: AttemptKey, cont
         jobId: task.job_id,
         taskId: task.id,
         attempt: key.attempt,
-        defaultTimeoutMs: deps.config.taskTimeoutS === null ? null : deps.config.taskTimeoutS * 1000,
+        defaultTimeoutMs: defaultTimeoutMsOf(deps.config),
       },
       {
         log: (level, text) => log.write(level, text),
@@ -149,7 +150,10 @@ async function runAttempt(deps: EngineDeps, task: TaskRow, key: AttemptKey, cont
       random: (deps.random ?? Math.random)(),
     });
     const outcome = await failAttempt(db, { key, error: message, retryAtMs: retry.retryAtMs, nowMs: clock.now() }, ["RUNNING"]);
-    if (outcome.failed) publishTask(retry.retryAtMs === null ? "FAILED" : "PENDING", retry.retryAtMs === null ? key.attempt : key.attempt + 1);
+    if (outcome.failed) {
+      const after = stateAfterFailure(retry, key.attempt);
+      publishTask(after.status, after.attempt);
+    }
     if (outcome.failed && retry.retryAtMs !== null) log.write("INFO", `retrying in ${retry.delayMs} ms as attempt ${key.attempt + 1}`);
     if (objectsMade.size > 0) await dropFailedAttemptObjects(deps, task.job_id, objectsMade);
     if (outcome.failed && retry.retryAtMs === null && outcome.jobId !== undefined) await finishJob(deps, outcome.jobId);

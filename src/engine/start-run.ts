@@ -12,7 +12,7 @@ import type { JobRow, RegisteredJobRow } from "../store/schema.js";
 import { insertTask } from "../store/tasks.js";
 import type { TaskOptions } from "./definitions.js";
 import type { JobInspector } from "./job-inspector.js";
-import { newTaskRow } from "./task-rows.js";
+import { defaultTimeoutMsOf, newTaskRow } from "./task-rows.js";
 
 export interface RunRequest {
   /** The job's display name. */
@@ -52,11 +52,19 @@ export async function planRun(jobs: JobInspector, config: Pick<Config, "defaultP
     entrypoint,
     kwargs: job.kwargs ?? merged,
     runType: source.runType,
-    // CONTRACT §4 precedence: the request, the registration, the service default.
-    preservationMode: source.preservationMode ?? (registered?.preservation_mode as PreservationModeName | null) ?? config.defaultPreservationMode,
+    preservationMode: preservationOf(source.preservationMode, registered, config),
     registeredName: registered?.name ?? null,
     options: job.options,
   };
+}
+
+/** CONTRACT §4 precedence: the request, the registration, the service default. */
+export function preservationOf(
+  requested: PreservationModeName | undefined,
+  registered: RegisteredJobRow | null,
+  config: Pick<Config, "defaultPreservationMode">,
+): PreservationModeName {
+  return requested ?? (registered?.preservation_mode as PreservationModeName | null) ?? config.defaultPreservationMode;
 }
 
 export async function startRun(db: Store, ids: IdGenerator, clock: Clock, config: Pick<Config, "taskTimeoutS">, run: RunRequest): Promise<JobRow> {
@@ -87,7 +95,7 @@ export async function startRun(db: Store, ids: IdGenerator, clock: Clock, config
     entrypoint: run.entrypoint,
     kwargsJson: kwargs,
     options: run.options ?? {},
-    defaultTimeoutMs: config.taskTimeoutS === null ? null : config.taskTimeoutS * 1000,
+    defaultTimeoutMs: defaultTimeoutMsOf(config),
     nowMs: now,
   });
   await db.transaction().execute(async (tx) => {

@@ -1,11 +1,16 @@
 // The one shape of a new task row (a job's entry task and every task scheduled inside a job), and
 // the rules that turn a definition's options into its attempts, timeout and backoff.
 
+import type { Config } from "../core/config.js";
 import type { NewTaskRow } from "../store/schema.js";
 import type { TaskOptions } from "./definitions.js";
 
 /** Attempts of a task: the first plus its retries. */
 const attemptsOf = (options: TaskOptions): number => 1 + Math.max(0, Math.floor(options.retries ?? 0));
+
+/** SERVICE_TASK_TIMEOUT in milliseconds: the timeout of tasks that declare none (null: none). */
+export const defaultTimeoutMsOf = (config: Pick<Config, "taskTimeoutS">): number | null =>
+  config.taskTimeoutS === null ? null : config.taskTimeoutS * 1000;
 
 /** A task's own timeout_s, else SERVICE_TASK_TIMEOUT (`defaultMs`), else none. */
 const timeoutMsOf = (options: TaskOptions, defaultMs: number | null): number | null =>
