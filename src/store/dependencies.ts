@@ -25,7 +25,8 @@ export async function insertChild(tx: Store, child: NewChild, nowMs: number): Pr
   }
 }
 
-export async function countOpen(tx: Store, ids: bigint[]): Promise<number> {
+/** How many of `ids` are not COMPLETED yet. */
+async function countOpen(tx: Store, ids: bigint[]): Promise<number> {
   let open = 0;
   for (const chunk of chunksOf(ids)) {
     const row = await tx.selectFrom("tasks").select((e) => e.fn.countAll().as("n")).where("id", "in", chunk).where("status", "!=", "COMPLETED").executeTakeFirst();

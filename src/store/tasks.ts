@@ -4,14 +4,9 @@ import type { NewTaskRow, TaskRow } from "./schema.js";
 import type { Store } from "./db.js";
 
 
-export async function insertTask(db: Store, row: NewTaskRow, dependsOn: bigint[] = []): Promise<void> {
+/** A task with no dependencies (a job's entry task); tasks with some go through dependencies.ts. */
+export async function insertTask(db: Store, row: NewTaskRow): Promise<void> {
   await db.insertInto("tasks").values(row).execute();
-  if (dependsOn.length > 0) {
-    await db
-      .insertInto("task_deps")
-      .values(dependsOn.map((depends_on_id) => ({ task_id: row.id, depends_on_id })))
-      .execute();
-  }
 }
 
 export async function findTaskById(db: Store, id: bigint): Promise<TaskRow | undefined> {
