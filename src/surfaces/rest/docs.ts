@@ -5,7 +5,7 @@ import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import fastifyStatic from "@fastify/static";
 import type { FastifyInstance } from "fastify";
-import { API_PREFIX } from "./routes.js";
+import { API_PREFIX } from "../../operations/index.js";
 
 const require = createRequire(import.meta.url);
 const swaggerDir = dirname(require.resolve("swagger-ui-dist/package.json"));

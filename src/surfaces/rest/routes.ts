@@ -5,7 +5,6 @@ import { invalid } from "../../core/errors.js";
 import { type AnyOperation, type OperationContext, invoke, mountedPath } from "../../operations/index.js";
 import { coerceTextInput } from "../../operations/schemas.js";
 
-export { API_PREFIX } from "../../operations/index.js";
 /** The longest path parameter the router matches; longer names are refused where they are made. */
 export const MAX_PATH_PARAM_LENGTH = 500;
 const JSON_TYPE = "application/json; charset=utf-8";
