@@ -6,7 +6,7 @@ import { fileURLToPath } from "node:url";
 import { type Clock, systemClock } from "../core/clock.js";
 import type { Config } from "../core/config.js";
 import { createIdGenerator } from "../core/ids.js";
-import { createLocalChangeFeed } from "../engine/changes.js";
+import { type ChangeFeed, createLocalChangeFeed, createSharedChangeFeed } from "../engine/changes.js";
 import { createJobInspector } from "../engine/job-inspector.js";
 import type { ThreadOptions } from "../engine/thread-pool.js";
 import { createLogger, type Logger } from "../core/log.js";
@@ -14,6 +14,7 @@ import { type ColumnStore, openColumnStore } from "../data/client.js";
 import type { ServiceContext, WorkerSpawner } from "../operations/index.js";
 import { openStore, type Store } from "../store/db.js";
 import { migrateToLatest } from "../store/migrate.js";
+import { openNotifyChannel } from "../store/notify.js";
 import { ResultCache } from "../operations/result-cache.js";
 import { leaseNode, releaseNode, renewNode } from "../store/node-leases.js";
 import { PACKAGE_ROOT, VERSION } from "./version.js";
@@ -55,6 +56,7 @@ export async function openService(config: Config, options: OpenServiceOptions = 
     memoryMb: config.taskMemoryMb,
   };
   const jobs = createJobInspector(threadOptions, config.moduleLoadTimeoutS * 1000);
+  const changes = await openChangeFeed(config, db, log, options.longRunning ?? false);
 
   return {
     config,
@@ -68,15 +70,27 @@ export async function openService(config: Config, options: OpenServiceOptions = 
     version: VERSION,
     spawnWorker: detachedWorkerSpawner(config),
     results: new ResultCache(),
-    changes: createLocalChangeFeed((error) => log.error(`a change listener failed: ${(error as Error)?.stack ?? error}`)),
+    changes,
     async close() {
       if (renewal) clearInterval(renewal);
+      await changes.close();
       await jobs.close();
       await releaseNode(db, node, holder).catch(() => undefined);
       if (columnStore) await (await columnStore.catch(() => undefined))?.close();
       await db.destroy();
     },
   };
+}
+
+/**
+ * In-process on SQLite; on PostgreSQL also through NOTIFY, so a run started by the server or the
+ * CLI wakes idle workers in other processes at once. Long-running processes listen; one-shot
+ * commands only send.
+ */
+async function openChangeFeed(config: Config, db: Store, log: Logger, listen: boolean): Promise<ChangeFeed> {
+  const onError = (error: unknown) => log.warn(`change feed: ${(error as Error)?.message ?? error}`);
+  if (config.sql.dialect !== "postgres") return createLocalChangeFeed((error) => log.error(`a change listener failed: ${(error as Error)?.stack ?? error}`));
+  return createSharedChangeFeed(openNotifyChannel(db, config.sql.location, onError), { listen, onError });
 }
 
 /** On a store that was never set up the lease table is missing: migrate once, then lease. */

@@ -44,8 +44,11 @@ export async function startEngine(service: OpenedService, options: EngineRuntime
   let stopping = false;
   // Four heartbeats per SERVICE_WORKER_TIMEOUT (at most every 5 s): one late beat is never fatal.
   const heartbeatMs = Math.min(5000, (service.config.workerTimeoutS * 1000) / 4);
+  // On PostgreSQL other processes' work arrives by NOTIFY, so polling is only the fallback (a lost
+  // notification, a retry whose backoff ends); SQLite has no such signal across processes.
+  const pollMs = service.config.sql.dialect === "postgres" ? 500 : 100;
   if (options.warmThreads) deps.threads.warm();
-  let current = new Worker(deps, { concurrency: options.concurrency, maxTasks: options.maxTasks ?? null, heartbeatMs });
+  let current = new Worker(deps, { concurrency: options.concurrency, maxTasks: options.maxTasks ?? null, heartbeatMs, pollMs });
   await current.start();
 
   let resolveFinished: () => void;
@@ -55,7 +58,7 @@ export async function startEngine(service: OpenedService, options: EngineRuntime
       if (stopping) return;
       if (!options.keepAlive) return resolveFinished();
       service.log.warn(`worker ${worker.id} ended; starting a new one`);
-      current = new Worker(deps, { concurrency: options.concurrency, maxTasks: null, heartbeatMs });
+      current = new Worker(deps, { concurrency: options.concurrency, maxTasks: null, heartbeatMs, pollMs });
       await current.start();
       watch(current);
     });

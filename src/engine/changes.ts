@@ -1,10 +1,16 @@
 // The change feed: every job and task transition is published here once, by the code whose guarded
-// update committed it, and every consumer (a worker waiting for work, later the event stream and
-// PostgreSQL NOTIFY across processes) subscribes instead of re-deriving what changed.
+// update committed it, and every consumer (a worker waiting for work, later the event stream) 
+// subscribes instead of re-deriving what changed. Within one process the feed is an emitter; in
+// distributed mode a transport (PostgreSQL NOTIFY) carries each change to the other processes too.
 
 export type Change =
   | { type: "job"; id: bigint; status: string; name?: string }
-  | { type: "task"; id: bigint; jobId: bigint; status: string; attempt: number };
+  | { type: "task"; id: bigint; jobId: bigint; status: string; attempt: number }
+  /** The link to other processes was down: anything may have changed, refetch what you show. */
+  | { type: "resync" };
+
+/** A job or task transition (everything but a resync). */
+export type Transition = Exclude<Change, { type: "resync" }>;
 
 export interface Published {
   change: Change;
@@ -18,6 +24,8 @@ export interface ChangeFeed {
   publish(change: Change, ready?: boolean): void;
   /** Returns the unsubscribe function. */
   subscribe(listener: ChangeListener): () => void;
+  /** Sends what is still buffered and stops listening. */
+  close(): Promise<void>;
 }
 
 /** Within one process: listeners are called at once, in order; one that throws harms no other. */
@@ -25,17 +33,136 @@ export function createLocalChangeFeed(onListenerError: (error: unknown) => void 
   const listeners = new Set<ChangeListener>();
   return {
     publish(change, ready = false) {
-      for (const listener of listeners) {
-        try {
-          listener({ change, ready });
-        } catch (error) {
-          onListenerError(error);
-        }
+      deliver(listeners, { change, ready }, onListenerError);
+    },
+    subscribe(listener) {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
+    close: async () => undefined,
+  };
+}
+
+function deliver(listeners: Set<ChangeListener>, published: Published, onListenerError: (error: unknown) => void): void {
+  for (const listener of listeners) {
+    try {
+      listener(published);
+    } catch (error) {
+      onListenerError(error);
+    }
+  }
+}
+
+/** How changes reach other processes (PostgreSQL NOTIFY in store/notify.ts). */
+export interface ChangeTransport {
+  /** Payloads larger than this are split. */
+  readonly maxPayloadBytes: number;
+  send(payload: string): Promise<void>;
+  /** `onResync` runs after the link was down and is up again: messages may have been missed. */
+  listen(onPayload: (payload: string) => void, onResync: () => void): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface SharedFeedOptions {
+  /** Receive other processes' changes (servers and workers); a one-shot command only sends. */
+  listen: boolean;
+  onError: (error: unknown) => void;
+}
+
+/**
+ * Local delivery at once, plus the transport for other processes. Changes published within one
+ * turn of the event loop leave together (one NOTIFY for a claim of many tasks or a fan-out), and a
+ * process ignores its own messages, which its listeners already had.
+ */
+export async function createSharedChangeFeed(transport: ChangeTransport, options: SharedFeedOptions): Promise<ChangeFeed> {
+  const listeners = new Set<ChangeListener>();
+  const origin = Math.random().toString(36).slice(2, 10);
+  let outbox: string[] = [];
+  let flushing: Promise<void> = Promise.resolve();
+  let flushScheduled = false;
+
+  const flush = () => {
+    flushScheduled = false;
+    const batch = outbox;
+    outbox = [];
+    // Sends stay in order; a failed send loses only the promptness (workers still poll).
+    flushing = flushing.then(async () => {
+      for (const payload of packPayloads(origin, batch, transport.maxPayloadBytes)) await transport.send(payload).catch(options.onError);
+    });
+  };
+
+  if (options.listen) {
+    await transport.listen(
+      (payload) => {
+        const message = decodePayload(payload);
+        if (!message || message.origin === origin) return;
+        for (const published of message.changes) deliver(listeners, published, options.onError);
+      },
+      () => deliver(listeners, { change: { type: "resync" }, ready: true }, options.onError),
+    );
+  }
+
+  return {
+    publish(change, ready = false) {
+      deliver(listeners, { change, ready }, options.onError);
+      if (change.type === "resync") return;
+      outbox.push(encodeChange(change, ready));
+      if (!flushScheduled) {
+        flushScheduled = true;
+        setImmediate(flush);
       }
     },
     subscribe(listener) {
       listeners.add(listener);
       return () => listeners.delete(listener);
     },
+    async close() {
+      if (outbox.length > 0) flush();
+      await flushing;
+      await transport.close();
+    },
   };
+}
+
+// Wire form, kept small (NOTIFY payloads are limited to 8,000 bytes): {"o":origin,"c":[…]} with
+// each change an array: ["j", id, status, ready] or ["t", id, jobId, status, attempt, ready].
+
+function encodeChange(change: Transition, ready: boolean): string {
+  const r = ready ? 1 : 0;
+  return change.type === "job"
+    ? JSON.stringify(["j", String(change.id), change.status, r])
+    : JSON.stringify(["t", String(change.id), String(change.jobId), change.status, change.attempt, r]);
+}
+
+function* packPayloads(origin: string, encoded: string[], maxBytes: number): Generator<string> {
+  const head = `{"o":"${origin}","c":[`;
+  let parts: string[] = [];
+  let size = head.length + 2;
+  for (const item of encoded) {
+    if (parts.length > 0 && size + item.length + 1 > maxBytes) {
+      yield `${head}${parts.join(",")}]}`;
+      parts = [];
+      size = head.length + 2;
+    }
+    parts.push(item);
+    size += item.length + 1;
+  }
+  if (parts.length > 0) yield `${head}${parts.join(",")}]}`;
+}
+
+/** Undefined for a payload this build cannot read (another version's, or garbage). */
+export function decodePayload(payload: string): { origin: string; changes: Published[] } | undefined {
+  try {
+    const message = JSON.parse(payload) as { o: string; c: unknown[][] };
+    const changes = message.c.map((c): Published => {
+      if (c[0] === "j") return { change: { type: "job", id: BigInt(c[1] as string), status: String(c[2]) }, ready: c[3] === 1 };
+      if (c[0] === "t") {
+        return { change: { type: "task", id: BigInt(c[1] as string), jobId: BigInt(c[2] as string), status: String(c[3]), attempt: Number(c[4]) }, ready: c[5] === 1 };
+      }
+      throw new Error("unknown change");
+    });
+    return { origin: String(message.o), changes };
+  } catch {
+    return undefined;
+  }
 }

@@ -1,0 +1,93 @@
+// PostgreSQL NOTIFY as the change feed's transport between processes (channel `job_events`). One
+// dedicated connection listens; it reconnects by itself and then reports a resync, since messages
+// sent while it was down are gone. Sending goes through the store's pool.
+
+import { sql } from "kysely";
+import pg from "pg";
+import type { Store } from "./db.js";
+
+/** PostgreSQL refuses NOTIFY payloads from 8,000 bytes; stay clear of it. */
+const MAX_PAYLOAD_BYTES = 7_500;
+const RECONNECT_MIN_MS = 100;
+const RECONNECT_MAX_MS = 5_000;
+
+export interface NotifyChannel {
+  readonly maxPayloadBytes: number;
+  send(payload: string): Promise<void>;
+  listen(onPayload: (payload: string) => void, onResync: () => void): Promise<void>;
+  close(): Promise<void>;
+}
+
+/**
+ * `job_events`, or `job_events:<schema>` when the store lives in another schema than `public`
+ * (several deployments, or test suites, sharing one database must not wake each other).
+ */
+async function channelName(db: Store): Promise<string> {
+  const { rows } = await sql<{ schema: string }>`SELECT current_schema() AS schema`.execute(db);
+  const schema = rows[0]?.schema ?? "public";
+  return schema === "public" ? "job_events" : `job_events:${schema}`;
+}
+
+export function openNotifyChannel(db: Store, connectionString: string, onError: (error: unknown) => void): NotifyChannel {
+  const channel = channelName(db);
+  let client: pg.Client | null = null;
+  let closed = false;
+  let retryTimer: NodeJS.Timeout | undefined;
+
+  async function connect(onPayload: (payload: string) => void): Promise<pg.Client> {
+    const name = await channel;
+    const next = new pg.Client({ connectionString, keepAlive: true, application_name: "jobhouse-listener" });
+    next.on("notification", (message) => {
+      if (message.channel === name && message.payload !== undefined) onPayload(message.payload);
+    });
+    // The process must not crash on a dropped connection: errors end the client and reconnect.
+    next.on("error", () => undefined);
+    await next.connect();
+    await next.query(`LISTEN "${name.replaceAll('"', '""')}"`);
+    return next;
+  }
+
+  return {
+    maxPayloadBytes: MAX_PAYLOAD_BYTES,
+    async send(payload) {
+      await sql`SELECT pg_notify(${await channel}, ${payload})`.execute(db);
+    },
+    async listen(onPayload, onResync) {
+      let delayMs = RECONNECT_MIN_MS;
+      const watch = (current: pg.Client) =>
+        current.once("end", () => {
+          if (closed) return;
+          client = null;
+          onError(new Error("the change feed's listener connection closed: reconnecting"));
+          retry();
+        });
+      const retry = () => {
+        retryTimer = setTimeout(() => {
+          connect(onPayload).then(
+            (next) => {
+              if (closed) return void next.end().catch(() => undefined);
+              client = next;
+              delayMs = RECONNECT_MIN_MS;
+              watch(next);
+              onResync();
+            },
+            (error: unknown) => {
+              onError(error);
+              delayMs = Math.min(RECONNECT_MAX_MS, delayMs * 2);
+              retry();
+            },
+          );
+        }, delayMs);
+        retryTimer.unref();
+      };
+      client = await connect(onPayload);
+      watch(client);
+    },
+    async close() {
+      closed = true;
+      clearTimeout(retryTimer);
+      await client?.end().catch(() => undefined);
+      client = null;
+    },
+  };
+}
