@@ -33,7 +33,7 @@ forEachBackend("the change feed", (backend) => {
     expect(jobStatuses).toEqual(["PENDING", "RUNNING", "COMPLETED"]);
     for (const task of job.tasks) {
       const statuses = ofJob.filter((c) => c.type === "task" && c.id.toString() === task.id).map((c) => c.status);
-      expect(statuses, task.name).toEqual(["CLAIMED", "RUNNING", "COMPLETED"]);
+      expect(statuses, task.name).toEqual(["RUNNING", "COMPLETED"]);
     }
     // The job's end comes after the last task's.
     expect(ofJob[ofJob.length - 1]).toMatchObject({ type: "job", status: "COMPLETED" });
@@ -43,7 +43,7 @@ forEachBackend("the change feed", (backend) => {
     const flaky = await runAndWait(h, entry("flaky"), { failures: 1 });
     const task = flaky.tasks.filter((t) => t.name === "flaky")[1]!; // [0] is the job's entry task, also named flaky
     const statuses = seen.filter((c) => c.type === "task" && c.id.toString() === task.id).map((c) => `${c.status}@${(c as { attempt: number }).attempt}`);
-    expect(statuses).toEqual(["CLAIMED@1", "RUNNING@1", "PENDING@2", "CLAIMED@2", "RUNNING@2", "COMPLETED@2"]);
+    expect(statuses).toEqual(["RUNNING@1", "PENDING@2", "RUNNING@2", "COMPLETED@2"]);
 
     const slow = (await h.call("run_job", { name: entry("lingeringJob"), kwargs: { ms: 5000 } })) as { id: string };
     await waitFor("the slow task to run", async () => seen.some((c) => c.type === "task" && c.jobId.toString() === slow.id && c.status === "RUNNING"));

@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startRun } from "../src/engine/start-run.js";
 import { claimReadyTasks } from "../src/store/claims.js";
-import { type AttemptKey, completeTask, failAttempt, markTaskRunning } from "../src/store/transitions.js";
+import { type AttemptKey, completeTask, failAttempt } from "../src/store/transitions.js";
 import { insertWorker } from "../src/store/workers.js";
 import { forEachBackend } from "./support/backends.js";
 import { type Harness, startHarness } from "./support/harness.js";
@@ -31,9 +31,8 @@ forEachBackend("guarded transitions", (backend) => {
     const { db, ids, clock, config } = h.service;
     await startRun(db, ids, clock, config, { name: "guarded", entrypoint: "test/fixtures/jobs.ts:hello", kwargs: {}, runType: "MANUAL", preservationMode: "NONE", registeredName: null, options: { retries: 3 } });
     const workerId = await addWorker();
-    const [task] = (await claimReadyTasks(db, workerId, 1, now())).tasks;
+    const [task] = (await claimReadyTasks(db, { workerId, limit: 1, nowMs: now(), logDir: "/tmp/jobhouse-test-logs" })).tasks;
     const key = { taskId: task!.id, workerId, attempt: Number(task!.attempt) };
-    expect(await markTaskRunning(db, key, "/dev/null", now())).toBe(true);
     return key;
   }
   const completion = (key: AttemptKey, result: string) => ({ key, resultJson: result, children: [], resultReferences: [], nowMs: now() });
@@ -43,7 +42,6 @@ forEachBackend("guarded transitions", (backend) => {
     it("another worker's report", async () => {
       const key = await runningTask();
       const stranger = { ...key, workerId: await addWorker() };
-      expect(await markTaskRunning(h.service.db, stranger, "/dev/null", now())).toBe(false);
       expect((await completeTask(h.service.db, completion(stranger, '"stolen"'))).completed).toBe(false);
       expect((await failAttempt(h.service.db, failure(stranger, true))).failed).toBe(false);
       const row = await taskRow(key.taskId);
@@ -57,11 +55,9 @@ forEachBackend("guarded transitions", (backend) => {
       const { db } = h.service;
       expect((await failAttempt(db, { ...failure(key, true), retryAtMs: now() - 1 })).failed).toBe(true);
       // The same worker takes attempt 2: only the attempt number tells the two reports apart.
-      const [again] = (await claimReadyTasks(db, key.workerId, 10, now())).tasks.filter((t) => t.id === key.taskId);
+      const [again] = (await claimReadyTasks(db, { workerId: key.workerId, limit: 10, nowMs: now(), logDir: "/tmp/jobhouse-test-logs" })).tasks.filter((t) => t.id === key.taskId);
       const second = { ...key, attempt: Number(again!.attempt) };
       expect(second.attempt).toBe(2);
-      expect(await markTaskRunning(db, key, "/dev/null", now())).toBe(false);
-      expect(await markTaskRunning(db, second, "/dev/null", now())).toBe(true);
       expect((await completeTask(db, completion(key, '"late"'))).completed).toBe(false);
       expect((await failAttempt(db, failure(key, false))).failed).toBe(false);
       expect(await taskRow(key.taskId)).toMatchObject({ status: "RUNNING", result_ref: null });
@@ -74,7 +70,6 @@ forEachBackend("guarded transitions", (backend) => {
       expect((await completeTask(h.service.db, completion(key, '"first"'))).completed).toBe(true);
       expect((await completeTask(h.service.db, completion(key, '"second"'))).completed).toBe(false);
       expect((await failAttempt(h.service.db, failure(key, false))).failed).toBe(false);
-      expect(await markTaskRunning(h.service.db, key, "/dev/null", now())).toBe(false);
       expect(await taskRow(key.taskId)).toMatchObject({ status: "COMPLETED", result_ref: '"first"' });
     });
   });
@@ -99,7 +94,7 @@ forEachBackend("guarded transitions", (backend) => {
       const { db, ids, clock, config } = h.service;
       const job = await startRun(db, ids, clock, config, { name: "contested", entrypoint: "test/fixtures/jobs.ts:hello", kwargs: {}, runType: "MANUAL", preservationMode: "NONE", registeredName: null });
       const workers = await Promise.all([1, 2, 3, 4].map(() => addWorker()));
-      const claims = await Promise.all(workers.map((w) => claimReadyTasks(db, w, 10, now())));
+      const claims = await Promise.all(workers.map((w) => claimReadyTasks(db, { workerId: w, limit: 10, nowMs: now(), logDir: "/tmp/jobhouse-test-logs" })));
       const taken = claims.flatMap((c) => c.tasks).filter((t) => t.job_id === job.id);
       expect(taken).toHaveLength(1);
     });

@@ -70,19 +70,28 @@ export interface SharedFeedOptions {
 }
 
 /**
- * Local delivery at once, plus the transport for other processes. Changes published within one
- * turn of the event loop leave together (one NOTIFY for a claim of many tasks or a fan-out), and a
- * process ignores its own messages, which its listeners already had.
+ * Messages to other processes leave at most this often: the first change after a quiet spell goes
+ * at once, later ones wait for the next slot and leave together. A busy worker then sends tens of
+ * NOTIFYs a second instead of one per transition, and a waiting process hears within this bound.
+ */
+const SEND_INTERVAL_MS = 20;
+
+/**
+ * Local delivery at once, plus the transport for other processes, batched (see SEND_INTERVAL_MS);
+ * a process ignores its own messages, which its listeners already had.
  */
 export async function createSharedChangeFeed(transport: ChangeTransport, options: SharedFeedOptions): Promise<ChangeFeed> {
   const listeners = new Set<ChangeListener>();
   const origin = Math.random().toString(36).slice(2, 10);
+  const ownPrefix = `{"o":"${origin}"`;
   let outbox: string[] = [];
   let flushing: Promise<void> = Promise.resolve();
   let flushScheduled = false;
+  let lastFlushAt = 0;
 
   const flush = () => {
     flushScheduled = false;
+    lastFlushAt = Date.now();
     const batch = outbox;
     outbox = [];
     // Sends stay in order; a failed send loses only the promptness (workers still poll).
@@ -94,8 +103,9 @@ export async function createSharedChangeFeed(transport: ChangeTransport, options
   if (options.listen) {
     await transport.listen(
       (payload) => {
+        if (payload.startsWith(ownPrefix)) return;
         const message = decodePayload(payload);
-        if (!message || message.origin === origin) return;
+        if (!message) return;
         for (const published of message.changes) deliver(listeners, published, options.onError);
       },
       () => deliver(listeners, { change: { type: "resync" }, ready: true }, options.onError),
@@ -109,7 +119,9 @@ export async function createSharedChangeFeed(transport: ChangeTransport, options
       outbox.push(encodeChange(change, ready));
       if (!flushScheduled) {
         flushScheduled = true;
-        setImmediate(flush);
+        const wait = lastFlushAt + SEND_INTERVAL_MS - Date.now();
+        if (wait <= 0) setImmediate(flush);
+        else setTimeout(flush, wait);
       }
     },
     subscribe(listener) {

@@ -7,7 +7,7 @@ import type { IdGenerator } from "../core/ids.js";
 import type { Logger } from "../core/log.js";
 import type { Store } from "../store/db.js";
 import type { TaskRow } from "../store/schema.js";
-import { type AttemptKey, completeTask, failAttempt, finishJobIfDone, markTaskRunning } from "../store/transitions.js";
+import { type AttemptKey, completeTask, failAttempt, finishJobIfDone } from "../store/transitions.js";
 import type { ColumnStore } from "../data/client.js";
 import { dropFailedAttemptObjects, dropFinishedTemps, dropUnusedTemps } from "./cleanup.js";
 import type { ChangeFeed } from "./changes.js";
@@ -59,24 +59,30 @@ export interface RunningAttempt {
 
 class AttemptAbandoned extends Error {}
 
-/** Starts the attempt of a claimed task; the returned handle lets the worker cancel it. */
-export function startAttempt(deps: EngineDeps, task: TaskRow, workerId: bigint, onSettled: (jobId: bigint) => void): RunningAttempt {
+/**
+ * Starts the attempt of a claimed task; the returned handle lets the worker cancel it. `onSettled`
+ * learns whether the attempt's success was recorded (the worker counts its completions).
+ */
+export function startAttempt(deps: EngineDeps, task: TaskRow, workerId: bigint, onSettled: (completed: boolean) => void): RunningAttempt {
   const key: AttemptKey = { taskId: task.id, workerId, attempt: Number(task.attempt) };
   const controller = new AbortController();
   const done = runAttempt(deps, task, key, controller)
-    .catch((error: unknown) => deps.log.error(`task ${task.id} attempt ${key.attempt} could not be recorded: ${(error as Error)?.stack ?? error}`))
-    .finally(() => onSettled(task.job_id));
+    .catch((error: unknown) => {
+      deps.log.error(`task ${task.id} attempt ${key.attempt} could not be recorded: ${(error as Error)?.stack ?? error}`);
+      return false;
+    })
+    .then(onSettled);
   return { key, controller, done };
 }
 
-async function runAttempt(deps: EngineDeps, task: TaskRow, key: AttemptKey, controller: AbortController): Promise<void> {
+/** Resolves true when the attempt completed the task. */
+async function runAttempt(deps: EngineDeps, task: TaskRow, key: AttemptKey, controller: AbortController): Promise<boolean> {
   const { db, clock } = deps;
-  const logPath = attemptLogPath(deps.config.logDir, task.job_id, task.id, key.attempt);
-  if (!(await markTaskRunning(db, key, logPath, clock.now()))) return; // cancelled or reassigned meanwhile
+  // The claim made the task RUNNING and named its log (a cancel since then is seen by the worker's
+  // revocation check, and every transition below is guarded).
   const publishTask = (status: string, attempt = key.attempt, ready = false) =>
     deps.changes.publish({ type: "task", id: task.id, jobId: task.job_id, status, attempt }, ready);
-  publishTask("RUNNING");
-  const log = new AttemptLog(logPath);
+  const log = new AttemptLog(task.log_path ?? attemptLogPath(deps.config.logDir, task.job_id, task.id, key.attempt));
   const started = clock.now();
   log.write("INFO", `attempt ${key.attempt} of ${Number(task.max_attempts)} of ${task.entrypoint} started on worker ${key.workerId}`);
   const objectsMade = new Set<bigint>();
@@ -133,11 +139,12 @@ async function runAttempt(deps: EngineDeps, task: TaskRow, key: AttemptKey, cont
       else await dropFailedAttemptObjects(deps, task.job_id, objectsMade);
     }
     if (completed.completed && completed.jobId !== undefined) await finishJob(deps, completed.jobId);
+    return completed.completed;
   } catch (error) {
     if (error instanceof TaskFailure) threadReusable = true;
     if (error instanceof AttemptAbandoned) {
       log.write("WARNING", error.message);
-      return;
+      return false;
     }
     const message = errorMessage(error);
     log.write("ERROR", `failed: ${error instanceof TaskFailure ? error.detail : ((error as Error)?.stack ?? message)}`);
@@ -157,6 +164,7 @@ async function runAttempt(deps: EngineDeps, task: TaskRow, key: AttemptKey, cont
     if (outcome.failed && retry.retryAtMs !== null) log.write("INFO", `retrying in ${retry.delayMs} ms as attempt ${key.attempt + 1}`);
     if (objectsMade.size > 0) await dropFailedAttemptObjects(deps, task.job_id, objectsMade);
     if (outcome.failed && retry.retryAtMs === null && outcome.jobId !== undefined) await finishJob(deps, outcome.jobId);
+    return false;
   } finally {
     // A thread that is still running abandoned code (timeout, cancel) or died is replaced.
     deps.threads.release(thread, threadReusable);

@@ -23,8 +23,12 @@ export class Worker {
   readonly id: bigint;
   private readonly running = new Map<bigint, RunningAttempt>();
   private started = 0;
+  /** Completions not yet added to the worker's row (see reportCompletions). */
+  private unreported = 0;
   private stopping = false;
   private wakeUp: (() => void) | null = null;
+  /** A wake-up that came while the loop was claiming: the next sleep returns at once. */
+  private wokenWhileBusy = false;
   private loop: Promise<void> | null = null;
   private timers: NodeJS.Timeout[] = [];
   private unsubscribe: () => void = () => undefined;
@@ -61,7 +65,8 @@ export class Worker {
 
   /** Claim now: called when this process made tasks ready. */
   wake(): void {
-    this.wakeUp?.();
+    if (this.wakeUp) this.wakeUp();
+    else this.wokenWhileBusy = true;
   }
 
   /** Graceful stop: claim nothing more, let running attempts finish, then record STOPPED. */
@@ -83,20 +88,23 @@ export class Worker {
         const budget = this.options.maxTasks === null ? free : Math.min(free, this.options.maxTasks - this.started);
         if (this.options.maxTasks !== null && this.started >= this.options.maxTasks) this.stopping = true;
         const claimed = budget > 0 ? await this.claim(budget) : 0;
-        if (claimed === 0 && !this.stopping) await this.sleep();
+        if (claimed === 0 && !this.stopping) {
+          if (this.running.size === 0) await this.reportCompletions();
+          await this.sleep();
+        }
       }
       await Promise.all([...this.running.values()].map((a) => a.done));
     } finally {
       this.unsubscribe();
       this.timers.forEach(clearInterval);
-      await markWorkerStopped(this.db, this.id, this.deps.clock.now()).catch(() => undefined);
+      await markWorkerStopped(this.db, this.id, this.deps.clock.now(), this.takeUnreported()).catch(() => undefined);
     }
   }
 
   private async claim(budget: number): Promise<number> {
     let tasks;
     try {
-      const claim = await claimReadyTasks(this.db, this.id, budget, this.deps.clock.now());
+      const claim = await claimReadyTasks(this.db, { workerId: this.id, limit: budget, nowMs: this.deps.clock.now(), logDir: this.deps.config.logDir });
       if (claim.workerStatus !== "ACTIVE") {
         this.obey(claim.workerStatus);
         return 0;
@@ -108,9 +116,10 @@ export class Worker {
       return 0;
     }
     for (const task of tasks) {
-      this.deps.changes.publish({ type: "task", id: task.id, jobId: task.job_id, status: "CLAIMED", attempt: Number(task.attempt) });
+      this.deps.changes.publish({ type: "task", id: task.id, jobId: task.job_id, status: "RUNNING", attempt: Number(task.attempt) });
       this.started += 1;
-      const attempt = startAttempt(this.deps, task, this.id, () => {
+      const attempt = startAttempt(this.deps, task, this.id, (completed) => {
+        if (completed) this.unreported += 1;
         this.running.delete(task.id);
         // A finished task frees a slot and may have made others ready.
         this.wake();
@@ -121,27 +130,50 @@ export class Worker {
   }
 
   private sleep(): Promise<void> {
+    if (this.wokenWhileBusy) {
+      // What woke us may have committed after the claim that just came back empty.
+      this.wokenWhileBusy = false;
+      return new Promise((resolve) => setImmediate(resolve));
+    }
     return new Promise((resolve) => {
-      const timer = setTimeout(done, this.options.pollMs ?? 100);
-      function done() {
+      const done = () => {
         clearTimeout(timer);
+        this.wakeUp = null;
         resolve();
-      }
+      };
+      const timer = setTimeout(done, this.options.pollMs ?? 100);
+      // Resolve after pending I/O callbacks: attempts finishing together free their slots before
+      // the next claim, which then takes several tasks in one statement instead of one each.
       this.wakeUp = () => {
         this.wakeUp = null;
-        // Resolve after pending I/O callbacks: attempts finishing together free their slots before
-        // the next claim, which then takes several tasks in one transaction instead of one each.
         setImmediate(done);
       };
     });
   }
 
   private async heartbeat(): Promise<void> {
+    const completed = this.takeUnreported();
     try {
-      this.obey(await recordHeartbeat(this.db, this.id, this.deps.clock.now()));
+      this.obey(await recordHeartbeat(this.db, this.id, this.deps.clock.now(), completed));
     } catch (error) {
+      this.unreported += completed;
       this.deps.log.warn(`worker ${this.id}: heartbeat failed: ${(error as Error).message}`);
     }
+  }
+
+  /**
+   * The worker's completed count travels with heartbeats and is brought up to date whenever the
+   * worker runs dry, not in each completion: every worker's completions would otherwise queue on
+   * its one row (and the claim's FOR SHARE on it behind them).
+   */
+  private async reportCompletions(): Promise<void> {
+    if (this.unreported > 0) await this.heartbeat();
+  }
+
+  private takeUnreported(): number {
+    const count = this.unreported;
+    this.unreported = 0;
+    return count;
   }
 
   /** Acts on the status SQL holds for this worker (set by stop_worker or the lost-worker reaper). */

@@ -1,7 +1,10 @@
 // Claiming ready tasks for a worker: one atomic UPDATE … RETURNING, so two workers never claim the
-// same task. PostgreSQL adds FOR UPDATE SKIP LOCKED so concurrent claimers skip each other's rows
-// instead of queueing; SQLite has a single writer and needs no row locks.
+// same task. A worker claims only for free slots and starts the code at once, so the claim records
+// the start too: PENDING → CLAIMED → RUNNING in one commit (started_at, log_path), one statement
+// per task less than a separate CLAIMED → RUNNING update. PostgreSQL adds FOR UPDATE SKIP LOCKED
+// so concurrent claimers skip each other's rows instead of queueing; SQLite has a single writer.
 
+import { sql } from "kysely";
 import { type Store, isPostgres } from "./db.js";
 import type { TaskRow } from "./schema.js";
 
@@ -13,16 +16,58 @@ export interface ClaimResult {
   startedJobs: bigint[];
 }
 
-export async function claimReadyTasks(db: Store, workerId: bigint, limit: number, nowMs: number): Promise<ClaimResult> {
-  const postgres = isPostgres(db);
+export interface ClaimRequest {
+  workerId: bigint;
+  limit: number;
+  nowMs: number;
+  /** Each attempt logs to <logDir>/<job_id>/<task_id>/<attempt>.log (CONTRACT §4). */
+  logDir: string;
+}
+
+export async function claimReadyTasks(db: Store, request: ClaimRequest): Promise<ClaimResult> {
+  return isPostgres(db) ? claimOnPostgres(db, request) : claimOnSqlite(db, request);
+}
+
+/** The attempt's log path, built by the claim itself (both dialects concatenate with ||). */
+const logPathSql = (logDir: string) =>
+  sql<string>`${logDir.replace(/(.)\/+$/, "$1")} || '/' || CAST(job_id AS TEXT) || '/' || CAST(id AS TEXT) || '/' || CAST(attempt AS TEXT) || '.log'`;
+
+/**
+ * One statement, one round trip: the worker's status under FOR SHARE (the lost-worker reaper waits
+ * for this claim to commit, then sees and retries what it took, or the claim sees LOST and takes
+ * nothing), the ready tasks under FOR UPDATE SKIP LOCKED, RUNNING, and their jobs RUNNING when
+ * this is their first claim.
+ */
+async function claimOnPostgres(db: Store, { workerId, limit, nowMs, logDir }: ClaimRequest): Promise<ClaimResult> {
+  const { rows } = await sql<Partial<TaskRow> & { worker_status: string | null; started_jobs: string[] | null }>`
+    WITH w AS (SELECT status FROM workers WHERE id = ${workerId} FOR SHARE),
+    picked AS (
+      SELECT id FROM tasks
+      WHERE status = 'PENDING' AND pending_deps = 0 AND ready_at <= ${nowMs} AND (SELECT status FROM w) = 'ACTIVE'
+      ORDER BY ready_at, id
+      LIMIT ${Math.max(0, limit)}
+      FOR UPDATE SKIP LOCKED),
+    claimed AS (
+      UPDATE tasks SET status = 'RUNNING', worker_id = ${workerId}, claimed_at = ${nowMs}, started_at = ${nowMs}, log_path = ${logPathSql(logDir)}
+      WHERE id IN (SELECT id FROM picked) AND status = 'PENDING'
+      RETURNING *),
+    started AS (
+      UPDATE jobs SET status = 'RUNNING', started_at = ${nowMs}
+      WHERE id IN (SELECT job_id FROM claimed) AND status = 'PENDING'
+      RETURNING id)
+    SELECT (SELECT status FROM w) AS worker_status, (SELECT json_agg(id::text) FROM started) AS started_jobs, claimed.*
+    FROM (SELECT 1) AS one LEFT JOIN claimed ON true`.execute(db);
+  const first = rows[0];
+  const tasks = rows.filter((r) => r.id != null).map(({ worker_status: _, started_jobs: __, ...task }) => task as TaskRow);
+  return { tasks, workerStatus: first?.worker_status ?? undefined, startedJobs: (first?.started_jobs ?? []).map(BigInt) };
+}
+
+/** SQLite has one writer: an IMMEDIATE transaction holds off every other claimer and the reaper. */
+async function claimOnSqlite(db: Store, { workerId, limit, nowMs, logDir }: ClaimRequest): Promise<ClaimResult> {
   return db.transaction().execute(async (tx) => {
-    // FOR SHARE holds off the lost-worker reaper until this claim commits, so the reaper then sees
-    // (and retries) what was claimed, or the claim sees LOST and takes nothing.
-    let workerQuery = tx.selectFrom("workers").select("status").where("id", "=", workerId);
-    if (postgres) workerQuery = workerQuery.forShare();
-    const worker = await workerQuery.executeTakeFirst();
+    const worker = await tx.selectFrom("workers").select("status").where("id", "=", workerId).executeTakeFirst();
     if (worker?.status !== "ACTIVE" || limit <= 0) return { tasks: [], workerStatus: worker?.status, startedJobs: [] };
-    let ready = tx
+    const ready = tx
       .selectFrom("tasks")
       .select("id")
       .where("status", "=", "PENDING")
@@ -31,14 +76,13 @@ export async function claimReadyTasks(db: Store, workerId: bigint, limit: number
       .orderBy("ready_at")
       .orderBy("id")
       .limit(limit);
-    if (postgres) ready = ready.forUpdate().skipLocked();
     // Ids first, then the update by primary key: as one statement with a subquery, SQLite plans the
     // outer update over every pending task, which at 10,000 pending tasks costs more than the work.
     const ids = (await ready.execute()).map((r) => r.id);
     if (ids.length === 0) return { tasks: [], workerStatus: worker.status, startedJobs: [] };
     const claimed = await tx
       .updateTable("tasks")
-      .set({ status: "CLAIMED", worker_id: workerId, claimed_at: nowMs })
+      .set({ status: "RUNNING", worker_id: workerId, claimed_at: nowMs, started_at: nowMs, log_path: logPathSql(logDir) })
       .where("id", "in", ids)
       .where("status", "=", "PENDING")
       .returningAll()

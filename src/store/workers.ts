@@ -55,20 +55,28 @@ export async function markWorkerStopping(db: Store, id: bigint): Promise<WorkerR
   return findWorkerById(db, id);
 }
 
-/** Guarded ACTIVE/STOPPING → STOPPED when a worker exits on its own. */
-export async function markWorkerStopped(db: Store, id: bigint, nowMs: number): Promise<boolean> {
+/** Guarded ACTIVE/STOPPING → STOPPED when a worker exits on its own, with its last completions. */
+export async function markWorkerStopped(db: Store, id: bigint, nowMs: number, completed = 0): Promise<boolean> {
   const result = await db
     .updateTable("workers")
-    .set({ status: "STOPPED", stopped_at: nowMs })
+    .set((eb) => ({ status: "STOPPED", stopped_at: nowMs, tasks_completed: eb("tasks_completed", "+", completed) }))
     .where("id", "=", id)
     .where("status", "in", ["ACTIVE", "STOPPING"])
     .executeTakeFirst();
   return Number(result.numUpdatedRows) > 0;
 }
 
-/** Records a heartbeat; returns the worker's status so a STOPPING or LOST worker learns to exit. */
-export async function recordHeartbeat(db: Store, id: bigint, nowMs: number): Promise<string | undefined> {
-  await db.updateTable("workers").set({ last_heartbeat: nowMs }).where("id", "=", id).where("status", "in", ["ACTIVE", "STOPPING"]).execute();
+/**
+ * Records a heartbeat and the tasks completed since the last one; returns the worker's status so a
+ * STOPPING or LOST worker learns to exit.
+ */
+export async function recordHeartbeat(db: Store, id: bigint, nowMs: number, completed = 0): Promise<string | undefined> {
+  await db
+    .updateTable("workers")
+    .set((eb) => ({ last_heartbeat: nowMs, tasks_completed: eb("tasks_completed", "+", completed) }))
+    .where("id", "=", id)
+    .where("status", "in", ["ACTIVE", "STOPPING"])
+    .execute();
   const row = await db.selectFrom("workers").select("status").where("id", "=", id).executeTakeFirst();
   return row?.status;
 }
