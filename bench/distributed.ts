@@ -37,6 +37,9 @@ interface Figures {
   perSecond: number;
   chainP50?: number;
   chainP99?: number;
+  /** An idle worker process: a run started elsewhere (here, the bench process) → its first task starts. */
+  wakeP50?: number;
+  wakeMax?: number;
 }
 
 // ---------------------------------------------------------------- graphile-worker runner (child)
@@ -126,7 +129,7 @@ async function jobhouseRun(workers: number, n: number, chain: number): Promise<F
       const { child } = await startChild([...profile, BIN, "worker", "start", "--concurrency", String(CONCURRENCY)], env, /worker \d+ started/);
       children.push(child);
     }
-    const runJob = async (entrypoint: string, size: number) => {
+    const runJob = async (entrypoint: string, size: number, kind: "task" | "job" = "task") => {
       const job = (await invoke(operationByName.get("run_job")!, { name: `bench/jobs.ts:${entrypoint}`, kwargs: { n: size } }, admin)) as { id: string };
       for (;;) {
         const row = await service.db.selectFrom("jobs").select("status").where("id", "=", BigInt(job.id)).executeTakeFirstOrThrow();
@@ -134,8 +137,8 @@ async function jobhouseRun(workers: number, n: number, chain: number): Promise<F
         if (row.status !== "PENDING" && row.status !== "RUNNING") throw new Error(`${entrypoint} ended ${row.status}`);
         await sleep(10);
       }
-      // The entry task (kind "job") is not part of the measured work.
-      return service.db.selectFrom("tasks").select(["ready_at", "started_at", "completed_at"]).where("job_id", "=", BigInt(job.id)).where("kind", "=", "task").execute();
+      // The entry task (kind "job") is not part of the measured work, except for a wake-up.
+      return service.db.selectFrom("tasks").select(["ready_at", "started_at", "completed_at"]).where("job_id", "=", BigInt(job.id)).where("kind", "=", kind).execute();
     };
     const tasks = await runJob("fanOutNoop", n);
     const firstReady = Math.min(...tasks.map((t) => Number(t.ready_at)));
@@ -145,6 +148,17 @@ async function jobhouseRun(workers: number, n: number, chain: number): Promise<F
       const latency = (await runJob("chainNoop", chain)).map((t) => Number(t.started_at) - Number(t.ready_at)).sort((a, b) => a - b);
       figures.chainP50 = percentile(latency, 50);
       figures.chainP99 = percentile(latency, 99);
+      // The worker is idle (polling every 500 ms as a fallback): a run started in this process
+      // reaches it by NOTIFY. Random pauses, so no wake lines up with a poll by design.
+      const wakes: number[] = [];
+      for (let i = 0; i < 10; i++) {
+        await sleep(300 + Math.random() * 400);
+        const [entry] = await runJob("fanOutNoop", 0, "job");
+        wakes.push(Number(entry!.started_at) - Number(entry!.ready_at));
+      }
+      wakes.sort((a, b) => a - b);
+      figures.wakeP50 = percentile(wakes, 50);
+      figures.wakeMax = wakes[wakes.length - 1];
     }
     return figures;
   } finally {
@@ -208,7 +222,10 @@ async function main(): Promise<void> {
   const chain = Number(args.get("--chain") ?? 300);
   const workerCounts = (args.get("--workers") ?? "1,2,4").split(",").map(Number);
   const only = args.get("--only");
-  const fmt = (f: Figures) => `${f.perSecond.toFixed(0)}/s${f.chainP50 === undefined ? "" : `, chain p50 ${f.chainP50} ms p99 ${f.chainP99} ms`}`;
+  const fmt = (f: Figures) =>
+    `${f.perSecond.toFixed(0)}/s` +
+    (f.chainP50 === undefined ? "" : `, chain p50 ${f.chainP50} ms p99 ${f.chainP99} ms`) +
+    (f.wakeP50 === undefined ? "" : `, idle wake-up p50 ${f.wakeP50} ms max ${f.wakeMax} ms`);
   for (const workers of workerCounts) {
     const ours: Figures[] = [];
     const theirs: Figures[] = [];
@@ -224,7 +241,11 @@ async function main(): Promise<void> {
       }
     }
     const summary = (all: Figures[]) =>
-      all.length === 0 ? "-" : `${median(all.map((f) => f.perSecond)).toFixed(0)}/s` + (all[0]!.chainP50 === undefined ? "" : `, chain p50 ${median(all.map((f) => f.chainP50!))} ms, p99 ${median(all.map((f) => f.chainP99!))} ms`);
+      all.length === 0
+        ? "-"
+        : `${median(all.map((f) => f.perSecond)).toFixed(0)}/s` +
+          (all[0]!.chainP50 === undefined ? "" : `, chain p50 ${median(all.map((f) => f.chainP50!))} ms, p99 ${median(all.map((f) => f.chainP99!))} ms`) +
+          (all[0]!.wakeP50 === undefined ? "" : `, idle wake-up p50 ${median(all.map((f) => f.wakeP50!))} ms`);
     const ratio = ours.length && theirs.length ? (median(ours.map((f) => f.perSecond)) / median(theirs.map((f) => f.perSecond))).toFixed(2) : "-";
     console.log(`workers=${workers} median: jobhouse ${summary(ours)} | graphile-worker ${summary(theirs)} | ratio ${ratio}x`);
   }
