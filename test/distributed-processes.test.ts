@@ -2,6 +2,10 @@
 // ClickHouse server: `server start` (no workers), `worker start` and `background start`.
 
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { BIN, freePort } from "./support/processes.js";
 import { BACKENDS } from "./support/backends.js";
@@ -133,5 +137,64 @@ describe.runIf(distributed)("distributed processes", () => {
     expect(await refused.json()).toMatchObject({ code: "worker_spawn_failed" });
     broken.child.kill("SIGTERM");
     expect(await broken.exited).toBe(0);
+  });
+
+  it("a fan-out of 500 tasks over three workers runs every task exactly once", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "jobhouse-effects-"));
+    const file = join(dir, "effects.log");
+    try {
+      const before = new Set((await workers()).map((w) => w.id));
+      const crew = [0, 1, 2].map(() => spawnProcess(["worker", "start", "--concurrency", "4"]));
+      await waitLong("three workers", async () => (await workers()).filter((w) => !before.has(w.id) && w.status === "ACTIVE").length === 3);
+      const { id } = await runJob("test/fixtures/side-effects.ts:appendLines", { file, n: 500 });
+      await waitLong("the fan-out to complete", async () => (await jobStatus(id)) === "COMPLETED");
+      // Count effects, not statuses: every index once, and nothing else.
+      const lines = readFileSync(file, "utf8").trim().split("\n");
+      const indexes = lines.map((line) => Number(line.split(" ")[0])).sort((a, b) => a - b);
+      expect(lines).toHaveLength(500);
+      expect(indexes).toEqual(Array.from({ length: 500 }, (_, i) => i));
+      for (const worker of crew) worker.child.kill("SIGTERM");
+      expect(await Promise.all(crew.map((w) => w.exited))).toEqual([0, 0, 0]);
+      // The work was shared: completed counts (brought up to date at stop) add up, over several workers.
+      const mine = (await api<{ items: { id: string; status: string; tasks_completed: number }[] }>("/workers?limit=100")).items.filter((w) => !before.has(w.id));
+      expect(mine.map((w) => w.status)).toEqual(["STOPPED", "STOPPED", "STOPPED"]);
+      expect(mine.reduce((sum, w) => sum + w.tasks_completed, 0)).toBe(501); // the entry task too
+      expect(mine.filter((w) => w.tasks_completed > 0).length).toBeGreaterThan(1);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("two background processes fire each due time of a schedule once", async () => {
+    const name = `every_minute_${Date.now()}`;
+    const registered = await fetch(`${url}/api/v0/registered-jobs`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ name, entrypoint: "test/fixtures/jobs.ts:hello", schedule: "* * * * *" }),
+    });
+    expect(registered.status).toBe(201);
+    const pair = [spawnProcess(["background", "start"]), spawnProcess(["background", "start"])];
+    await waitLong("both background processes", async () => pair.every((p) => p.log().includes("background process started")));
+    const client = new pg.Client({ connectionString: stores.SERVICE_SQL_URL });
+    await client.connect();
+    const runs = async () => (await api<{ total: number }>(`/jobs?name=${name}&limit=1`)).total;
+    try {
+      // Three due times, made due now rather than waited for: each is raced by both processes.
+      for (let fire = 1; fire <= 3; fire++) {
+        await client.query("UPDATE registered_jobs SET next_run_at = $1 WHERE name = $2", [Date.now() - 1000, name]);
+        await waitLong(`fire ${fire}`, async () => (await runs()) >= fire);
+        // Both loops (every second) have looked at it since: a second fire would show by now.
+        await new Promise((resolve) => setTimeout(resolve, 2500));
+        expect(await runs()).toBe(fire);
+      }
+    } finally {
+      await client.end();
+    }
+    const fired = pair.map((p) => (p.log().match(new RegExp(`fired ${name}`, "g")) ?? []).length);
+    expect(fired[0]! + fired[1]!).toBe(3);
+    for (const p of pair) {
+      p.child.kill("SIGTERM");
+      expect(await p.exited).toBe(0);
+    }
   });
 });
