@@ -21,6 +21,17 @@ export { TaskRef } from "../engine/references.js";
 export type { JobOptions, TaskContext, TaskLogger, TaskOptions } from "../engine/definitions.js";
 
 /** A value, or a reference to a task whose result will stand in its place. */
+/**
+ * A key for one side effect of a task, the same on every attempt of that task and different for
+ * every other task (and every run): store it with the effect under a unique constraint (INSERT …
+ * ON CONFLICT DO NOTHING, an idempotency header) and a retry after a lost worker cannot apply the
+ * effect twice. `name` tells several effects of one task apart. Tasks run at least once; see
+ * docs/RELIABILITY.md.
+ */
+export function effectKey(ctx: Pick<TaskContext, "job_id" | "task_id">, name = "effect"): string {
+  return `jobhouse:${ctx.job_id}:${ctx.task_id}:${name}`;
+}
+
 export type Ref<T> = T | TaskRef<T>;
 export type Refs<A> = A extends object ? { [K in keyof A]: Ref<A[K]> | Refs<A[K]> } : Ref<A>;
 

@@ -1,0 +1,167 @@
+// Reliability campaign (issue: distributed mode): three `worker start` processes and one
+// `background start` on PostgreSQL + ClickHouse server; each cycle runs a job of 200 tasks that
+// each append one line ("<index> <attempt>") to a file, and kills -9 a random worker at a random
+// moment, then restarts it. Reports jobs completed, stuck jobs, tasks lost (no line), duplicated
+// effects (more than one line: at-least-once made visible), and for the tasks each kill orphaned
+// the time from the kill until they were ready again (detection: bounded by SERVICE_WORKER_TIMEOUT
+// + one background poll) and until they started (detection plus the wait for a free slot behind
+// the job's other ready tasks).
+// Run: npm run bench:chaos [-- --cycles 100 --tasks 200 --worker-timeout 2]
+
+import { type ChildProcess, spawn } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import pg from "pg";
+import { openService } from "../src/app/context.js";
+import { loadConfig } from "../src/core/config.js";
+import { createLogger } from "../src/core/log.js";
+import { SYNTHETIC_ADMIN, invoke, operationByName } from "../src/operations/index.js";
+
+const PG_URL = process.env.BENCH_PG_URL ?? "postgres://postgres@127.0.0.1:5432/test";
+const CH_URL = process.env.BENCH_CH_URL ?? "http://127.0.0.1:8123";
+const BIN = join(import.meta.dirname, "..", "bin", "jobhouse.mjs");
+const args = new Map(process.argv.slice(2).map((a, i, all) => [a, all[i + 1]]));
+const CYCLES = Number(args.get("--cycles") ?? 100);
+const TASKS = Number(args.get("--tasks") ?? 200);
+const WORKER_TIMEOUT_S = Number(args.get("--worker-timeout") ?? 2);
+const WORKERS = 3;
+/** A job not finished this long after its start is stuck. */
+const STUCK_AFTER_MS = 60_000;
+/** The background loop looks every second (engine/background.ts). */
+const BACKGROUND_POLL_MS = 1000;
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const unique = (prefix: string) => `${prefix}_${process.pid}_${Math.random().toString(36).slice(2, 8)}`;
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? NaN;
+
+async function adminQuery(text: string): Promise<void> {
+  const client = new pg.Client({ connectionString: PG_URL });
+  await client.connect();
+  try {
+    await client.query(text);
+  } finally {
+    await client.end();
+  }
+}
+
+const schema = unique("chaos");
+const database = unique("chaos");
+const home = mkdtempSync(join(tmpdir(), "jobhouse-chaos-"));
+const sqlUrl = new URL(PG_URL);
+sqlUrl.searchParams.set("options", `-c search_path=${schema}`);
+const env = {
+  ...process.env,
+  SERVICE_HOME: home,
+  SERVICE_SQL_URL: sqlUrl.toString(),
+  SERVICE_CH_URL: `${CH_URL}/${database}`,
+  SERVICE_WORKER_TIMEOUT: String(WORKER_TIMEOUT_S),
+  SERVICE_LOG_LEVEL: "info",
+};
+await adminQuery(`CREATE SCHEMA ${schema}`);
+const service = await openService(loadConfig(env), { log: createLogger("error") });
+const admin = { ...service, principal: SYNTHETIC_ADMIN };
+const children = new Set<ChildProcess>();
+
+function start(args: string[], readyLine: RegExp): Promise<ChildProcess> {
+  const child = spawn(process.execPath, [BIN, ...args], { env, stdio: ["ignore", "ignore", "pipe"] });
+  children.add(child);
+  child.once("exit", () => children.delete(child));
+  let output = "";
+  return new Promise((resolve, reject) => {
+    child.stderr!.on("data", (chunk: Buffer) => {
+      if (readyLine.test((output += chunk))) {
+        output = "";
+        resolve(child);
+      }
+    });
+    child.once("exit", (code) => reject(new Error(`${args.join(" ")} exited with ${code}: ${output}`)));
+  });
+}
+const startWorker = () => start(["worker", "start", "--concurrency", "4"], /worker \d+ started/);
+
+const totals = { completed: 0, failed: 0, stuck: 0, lost: 0, duplicated: 0, orphaned: 0 };
+const detections: number[] = [];
+const recoveries: number[] = [];
+try {
+  await invoke(operationByName.get("setup")!, {}, admin);
+  await start(["background", "start"], /background process started/);
+  const workers: ChildProcess[] = [];
+  for (let i = 0; i < WORKERS; i++) workers.push(await startWorker());
+
+  for (let cycle = 1; cycle <= CYCLES; cycle++) {
+    const file = join(home, `effects-${cycle}.log`);
+    const started = Date.now();
+    const job = (await invoke(operationByName.get("run_job")!, { name: "bench/jobs.ts:appendMany", kwargs: { file, n: TASKS, maxMs: 60 } }, admin)) as { id: string };
+    // A random worker at a random moment of the run (about 0.5 s of work over 12 slots).
+    await sleep(Math.random() * 400);
+    const victim = workers.splice(Math.floor(Math.random() * workers.length), 1)[0]!;
+    const killedAt = Date.now();
+    victim.kill("SIGKILL");
+    workers.push(await startWorker());
+
+    let status = "RUNNING";
+    while (Date.now() - started < STUCK_AFTER_MS) {
+      status = (await service.db.selectFrom("jobs").select("status").where("id", "=", BigInt(job.id)).executeTakeFirstOrThrow()).status;
+      if (status !== "PENDING" && status !== "RUNNING") break;
+      await sleep(50);
+    }
+    if (status === "COMPLETED") totals.completed += 1;
+    else if (status === "FAILED") totals.failed += 1;
+    else totals.stuck += 1;
+
+    // Effects: one line per execution of a task body.
+    const seen = new Map<number, number>();
+    let text = "";
+    try {
+      text = readFileSync(file, "utf8");
+    } catch {
+      // no task ran at all
+    }
+    for (const line of text.split("\n").filter(Boolean)) {
+      const index = Number(line.split(" ")[0]);
+      seen.set(index, (seen.get(index) ?? 0) + 1);
+    }
+    const lost = Array.from({ length: TASKS }, (_, i) => i).filter((i) => !seen.has(i)).length;
+    const duplicated = [...seen.values()].filter((n) => n > 1).length;
+    totals.lost += lost;
+    totals.duplicated += duplicated;
+
+    // The kill's orphans: tasks of this job retried after a lost attempt; their new start − the kill.
+    const retried = await service.db
+      .selectFrom("tasks")
+      .select(["started_at", "ready_at"])
+      .where("job_id", "=", BigInt(job.id))
+      .where("kind", "=", "task")
+      .where("attempt", ">", 1)
+      .execute();
+    totals.orphaned += retried.length;
+    if (retried.length > 0) {
+      detections.push(Math.max(...retried.map((t) => Number(t.ready_at))) - killedAt);
+      recoveries.push(Math.max(...retried.map((t) => Number(t.started_at))) - killedAt);
+    }
+    console.log(
+      `cycle ${cycle}: ${status}, ${lost} lost, ${duplicated} duplicated, ${retried.length} retried` +
+        (retried.length > 0 ? `, ready again after ${detections[detections.length - 1]} ms, started after ${recoveries[recoveries.length - 1]} ms` : ""),
+    );
+    rmSync(file, { force: true });
+  }
+} finally {
+  for (const child of children) child.kill("SIGTERM");
+  await sleep(2000);
+  for (const child of children) child.kill("SIGKILL");
+  await service.close();
+  await adminQuery(`DROP SCHEMA ${schema} CASCADE`).catch(() => undefined);
+  await fetch(CH_URL, { method: "POST", body: `DROP DATABASE IF EXISTS ${database}` }).catch(() => undefined);
+  rmSync(home, { recursive: true, force: true });
+}
+
+const bound = WORKER_TIMEOUT_S * 1000 + BACKGROUND_POLL_MS;
+console.log(
+  `\n${CYCLES} cycles of ${TASKS} tasks, ${WORKERS} workers, one kill -9 each: ` +
+    `${totals.completed} completed, ${totals.failed} failed, ${totals.stuck} stuck; ` +
+    `${totals.lost} tasks lost, ${totals.duplicated} duplicated effects, ${totals.orphaned} tasks retried; ` +
+    `over ${recoveries.length} kills that orphaned a task: kill → ready again median ${median(detections)} ms, max ${Math.max(...detections)} ms ` +
+    `(bound: SERVICE_WORKER_TIMEOUT ${WORKER_TIMEOUT_S} s + one ${BACKGROUND_POLL_MS} ms poll + backoff = ${bound} ms + 50 ms), ` +
+    `${detections.filter((d) => d > bound + 50).length} over it; kill → started median ${median(recoveries)} ms, max ${Math.max(...recoveries)} ms`,
+);
