@@ -61,7 +61,8 @@ class AttemptAbandoned extends Error {}
 
 /**
  * Starts the attempt of a claimed task; the returned handle lets the worker cancel it. `onSettled`
- * learns whether the attempt's success was recorded (the worker counts its completions).
+ * learns whether the attempt's success was recorded: the worker counts its completions, and asks
+ * at its next claim whether the task's job has ended (see ClaimRequest.settledCandidates).
  */
 export function startAttempt(deps: EngineDeps, task: TaskRow, workerId: bigint, onSettled: (completed: boolean) => void): RunningAttempt {
   const key: AttemptKey = { taskId: task.id, workerId, attempt: Number(task.attempt) };
@@ -138,7 +139,6 @@ async function runAttempt(deps: EngineDeps, task: TaskRow, key: AttemptKey, cont
       if (completed.completed) await dropUnusedTemps(deps, task.job_id, objectsMade, resultJson + children.map((c) => c.row.kwargs).join(""));
       else await dropFailedAttemptObjects(deps, task.job_id, objectsMade);
     }
-    if (completed.completed && completed.jobId !== undefined) await finishJob(deps, completed.jobId);
     return completed.completed;
   } catch (error) {
     if (error instanceof TaskFailure) threadReusable = true;
@@ -231,7 +231,7 @@ async function runWithLimits(deps: EngineDeps, task: TaskRow, controller: AbortC
 }
 
 /** Ends the job if its last task just ended, then drops its temp objects (NONE jobs). */
-async function finishJob(deps: EngineDeps, jobId: bigint): Promise<void> {
+export async function finishJob(deps: EngineDeps, jobId: bigint): Promise<void> {
   const status = await finishJobIfDone(deps.db, jobId, deps.clock.now());
   if (status === null) return;
   deps.changes.publish({ type: "job", id: jobId, status });

@@ -6,7 +6,7 @@ import type { Store } from "../store/db.js";
 import { claimReadyTasks } from "../store/claims.js";
 import { findRevokedTasks } from "../store/transitions.js";
 import { insertWorker, markWorkerStopped, recordHeartbeat } from "../store/workers.js";
-import { type EngineDeps, type RunningAttempt, abandonAttempt, startAttempt } from "./runner.js";
+import { type EngineDeps, type RunningAttempt, abandonAttempt, finishJob, startAttempt } from "./runner.js";
 
 export interface WorkerOptions {
   concurrency: number;
@@ -25,6 +25,8 @@ export class Worker {
   private started = 0;
   /** Completions not yet added to the worker's row (see reportCompletions). */
   private unreported = 0;
+  /** Jobs in which this worker completed a task since its last claim: has one of them ended? */
+  private mayHaveEnded = new Set<bigint>();
   private stopping = false;
   private wakeUp: (() => void) | null = null;
   /** A wake-up that came while the loop was claiming: the next sleep returns at once. */
@@ -94,6 +96,8 @@ export class Worker {
         }
       }
       await Promise.all([...this.running.values()].map((a) => a.done));
+      // No claim follows to ask whether these jobs ended: ask directly.
+      for (const jobId of this.takeCandidates()) await finishJob(this.deps, jobId).catch((error) => this.deps.log.warn(`job ${jobId}: ${(error as Error).message}`));
     } finally {
       this.unsubscribe();
       this.timers.forEach(clearInterval);
@@ -103,8 +107,10 @@ export class Worker {
 
   private async claim(budget: number): Promise<number> {
     let tasks;
+    const candidates = this.takeCandidates();
     try {
-      const claim = await claimReadyTasks(this.db, { workerId: this.id, limit: budget, nowMs: this.deps.clock.now(), logDir: this.deps.config.logDir });
+      const claim = await claimReadyTasks(this.db, { workerId: this.id, limit: budget, nowMs: this.deps.clock.now(), logDir: this.deps.config.logDir, settledCandidates: candidates });
+      for (const jobId of claim.settledJobs) await finishJob(this.deps, jobId);
       if (claim.workerStatus !== "ACTIVE") {
         this.obey(claim.workerStatus);
         return 0;
@@ -112,6 +118,8 @@ export class Worker {
       tasks = claim.tasks;
       for (const jobId of claim.startedJobs) this.deps.changes.publish({ type: "job", id: jobId, status: "RUNNING" });
     } catch (error) {
+      // Asked again at the next claim (finishing a job twice is harmless: it is guarded).
+      for (const jobId of candidates) this.mayHaveEnded.add(jobId);
       this.deps.log.warn(`worker ${this.id}: claiming failed, retrying: ${(error as Error).message}`);
       return 0;
     }
@@ -119,7 +127,10 @@ export class Worker {
       this.deps.changes.publish({ type: "task", id: task.id, jobId: task.job_id, status: "RUNNING", attempt: Number(task.attempt) });
       this.started += 1;
       const attempt = startAttempt(this.deps, task, this.id, (completed) => {
-        if (completed) this.unreported += 1;
+        if (completed) {
+          this.unreported += 1;
+          this.mayHaveEnded.add(task.job_id);
+        }
         this.running.delete(task.id);
         // A finished task frees a slot and may have made others ready.
         this.wake();
@@ -168,6 +179,12 @@ export class Worker {
    */
   private async reportCompletions(): Promise<void> {
     if (this.unreported > 0) await this.heartbeat();
+  }
+
+  private takeCandidates(): bigint[] {
+    const jobs = [...this.mayHaveEnded];
+    this.mayHaveEnded.clear();
+    return jobs;
   }
 
   private takeUnreported(): number {

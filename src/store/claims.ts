@@ -5,6 +5,7 @@
 // so concurrent claimers skip each other's rows instead of queueing; SQLite has a single writer.
 
 import { sql } from "kysely";
+import { OPEN_TASK_STATUSES } from "../core/statuses.js";
 import { type Store, isPostgres } from "./db.js";
 import type { TaskRow } from "./schema.js";
 
@@ -14,6 +15,8 @@ export interface ClaimResult {
   workerStatus: string | undefined;
   /** Jobs this claim moved from PENDING to RUNNING. */
   startedJobs: bigint[];
+  /** Of the request's `settledCandidates`, the jobs with no open task left. */
+  settledJobs: bigint[];
 }
 
 export interface ClaimRequest {
@@ -22,6 +25,13 @@ export interface ClaimRequest {
   nowMs: number;
   /** Each attempt logs to <logDir>/<job_id>/<task_id>/<attempt>.log (CONTRACT §4). */
   logDir: string;
+  /**
+   * Jobs in which this worker's tasks ended since its last claim: are any of their tasks still
+   * open? Asked here rather than after each completion, one statement per task less. The claim
+   * runs after those completions committed, so it sees them, and whichever worker commits a job's
+   * last task sees every other end of that job in its next claim.
+   */
+  settledCandidates?: bigint[];
 }
 
 export async function claimReadyTasks(db: Store, request: ClaimRequest): Promise<ClaimResult> {
@@ -38,8 +48,8 @@ const logPathSql = (logDir: string) =>
  * nothing), the ready tasks under FOR UPDATE SKIP LOCKED, RUNNING, and their jobs RUNNING when
  * this is their first claim.
  */
-async function claimOnPostgres(db: Store, { workerId, limit, nowMs, logDir }: ClaimRequest): Promise<ClaimResult> {
-  const { rows } = await sql<Partial<TaskRow> & { worker_status: string | null; started_jobs: string[] | null }>`
+async function claimOnPostgres(db: Store, { workerId, limit, nowMs, logDir, settledCandidates }: ClaimRequest): Promise<ClaimResult> {
+  const { rows } = await sql<Partial<TaskRow> & { worker_status: string | null; started_jobs: string[] | null; settled_jobs: string[] | null }>`
     WITH w AS (SELECT status FROM workers WHERE id = ${workerId} FOR SHARE),
     picked AS (
       SELECT id FROM tasks
@@ -54,19 +64,29 @@ async function claimOnPostgres(db: Store, { workerId, limit, nowMs, logDir }: Cl
     started AS (
       UPDATE jobs SET status = 'RUNNING', started_at = ${nowMs}
       WHERE id IN (SELECT job_id FROM claimed) AND status = 'PENDING'
-      RETURNING id)
-    SELECT (SELECT status FROM w) AS worker_status, (SELECT json_agg(id::text) FROM started) AS started_jobs, claimed.*
+      RETURNING id),
+    settled AS (
+      SELECT c.id FROM unnest(${(settledCandidates ?? []).map(String)}::bigint[]) AS c(id)
+      WHERE NOT EXISTS (SELECT 1 FROM tasks WHERE job_id = c.id AND status IN (${sql.join([...OPEN_TASK_STATUSES])})))
+    SELECT (SELECT status FROM w) AS worker_status, (SELECT json_agg(id::text) FROM started) AS started_jobs,
+      (SELECT json_agg(id::text) FROM settled) AS settled_jobs, claimed.*
     FROM (SELECT 1) AS one LEFT JOIN claimed ON true`.execute(db);
   const first = rows[0];
-  const tasks = rows.filter((r) => r.id != null).map(({ worker_status: _, started_jobs: __, ...task }) => task as TaskRow);
-  return { tasks, workerStatus: first?.worker_status ?? undefined, startedJobs: (first?.started_jobs ?? []).map(BigInt) };
+  const tasks = rows.filter((r) => r.id != null).map(({ worker_status: _, started_jobs: __, settled_jobs: ___, ...task }) => task as TaskRow);
+  return {
+    tasks,
+    workerStatus: first?.worker_status ?? undefined,
+    startedJobs: (first?.started_jobs ?? []).map(BigInt),
+    settledJobs: (first?.settled_jobs ?? []).map(BigInt),
+  };
 }
 
 /** SQLite has one writer: an IMMEDIATE transaction holds off every other claimer and the reaper. */
-async function claimOnSqlite(db: Store, { workerId, limit, nowMs, logDir }: ClaimRequest): Promise<ClaimResult> {
+async function claimOnSqlite(db: Store, { workerId, limit, nowMs, logDir, settledCandidates = [] }: ClaimRequest): Promise<ClaimResult> {
   return db.transaction().execute(async (tx) => {
+    const settledJobs = await settledAmong(tx, settledCandidates);
     const worker = await tx.selectFrom("workers").select("status").where("id", "=", workerId).executeTakeFirst();
-    if (worker?.status !== "ACTIVE" || limit <= 0) return { tasks: [], workerStatus: worker?.status, startedJobs: [] };
+    if (worker?.status !== "ACTIVE" || limit <= 0) return { tasks: [], workerStatus: worker?.status, startedJobs: [], settledJobs };
     const ready = tx
       .selectFrom("tasks")
       .select("id")
@@ -79,7 +99,7 @@ async function claimOnSqlite(db: Store, { workerId, limit, nowMs, logDir }: Clai
     // Ids first, then the update by primary key: as one statement with a subquery, SQLite plans the
     // outer update over every pending task, which at 10,000 pending tasks costs more than the work.
     const ids = (await ready.execute()).map((r) => r.id);
-    if (ids.length === 0) return { tasks: [], workerStatus: worker.status, startedJobs: [] };
+    if (ids.length === 0) return { tasks: [], workerStatus: worker.status, startedJobs: [], settledJobs };
     const claimed = await tx
       .updateTable("tasks")
       .set({ status: "RUNNING", worker_id: workerId, claimed_at: nowMs, started_at: nowMs, log_path: logPathSql(logDir) })
@@ -100,6 +120,14 @@ async function claimOnSqlite(db: Store, { workerId, limit, nowMs, logDir }: Clai
         .execute();
       startedJobs = started.map((j) => j.id);
     }
-    return { tasks: claimed, workerStatus: worker.status, startedJobs };
+    return { tasks: claimed, workerStatus: worker.status, startedJobs, settledJobs };
   });
+}
+
+/** The jobs among `candidates` with no open task left. */
+async function settledAmong(tx: Store, candidates: bigint[]): Promise<bigint[]> {
+  if (candidates.length === 0) return [];
+  const open = await tx.selectFrom("tasks").select("job_id").distinct().where("job_id", "in", candidates).where("status", "in", OPEN_TASK_STATUSES).execute();
+  const stillOpen = new Set(open.map((r) => r.job_id));
+  return candidates.filter((id) => !stillOpen.has(id));
 }
