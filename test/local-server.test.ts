@@ -3,6 +3,7 @@
 
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -166,6 +167,32 @@ describe("local start", () => {
     expect(mixed.status).toBe(2);
     expect(mixed.stderr.trim().split("\n")).toHaveLength(1);
     expect(mixed.stderr).toMatch(/SERVICE_SQL_URL=postgres:\/\/localhost\/x and SERVICE_CH_URL=\(unset\)/);
+  });
+});
+
+describe("local start on a busy port", () => {
+  it("exits at once, non-zero, in one line naming the port, having started nothing", async () => {
+    const home = mkdtempSync(join(tmpdir(), "jobhouse-busy-"));
+    const squatter = createServer();
+    await new Promise<void>((resolve) => squatter.listen(0, "127.0.0.1", resolve));
+    const port = (squatter.address() as { port: number }).port;
+    try {
+      const started = Date.now();
+      const refused = spawnSync(process.execPath, [BIN, "local", "start", "--port", String(port)], {
+        env: { ...process.env, SERVICE_HOME: home, SERVICE_SQL_URL: "", SERVICE_CH_URL: "" },
+        encoding: "utf8",
+        timeout: 60_000,
+      });
+      expect(refused.signal, "it had to be killed: it did not exit by itself").toBeNull();
+      expect(refused.status).toBe(10);
+      expect(refused.stderr.trim().split("\n")).toHaveLength(1);
+      expect(refused.stderr).toContain(`port ${port} on 127.0.0.1 is already in use`);
+      expect(Date.now() - started).toBeLessThan(30_000);
+      // Nothing was left behind that claims it is serving.
+      expect(existsSync(join(home, "server.json"))).toBe(false);
+    } finally {
+      squatter.close();
+    }
   });
 });
 

@@ -15,6 +15,7 @@ import { reapDeadLocalWorkers } from "../engine/background.js";
 import { dropOrphanTables } from "../engine/cleanup.js";
 import { registerExamples } from "./examples.js";
 import { readLiveServer, removeServerRecord, writeServerRecord } from "./server-file.js";
+import { ensurePortFree, listenOrRefuse } from "./listen.js";
 import { untilStopSignal } from "./signals.js";
 import { PACKAGE_ROOT } from "./version.js";
 
@@ -45,6 +46,7 @@ export async function startLocalServer(config: Config, options: LocalServerOptio
   if (running && running.pid !== process.pid) {
     throw unavailable(`a local server is already running at ${running.url} (pid ${running.pid}) for ${config.home}`, "already_running");
   }
+  await ensurePortFree("127.0.0.1", port);
   const service = await openService(config, { longRunning: true });
   try {
     await invoke(operationByName.get("setup")!, {}, { ...service, principal: SYNTHETIC_ADMIN });
@@ -63,18 +65,23 @@ export async function startLocalServer(config: Config, options: LocalServerOptio
     // will never finish its tasks, so they are retried now rather than after SERVICE_WORKER_TIMEOUT.
     const reaped = await reapDeadLocalWorkers(service);
     if (reaped > 0) service.log.warn(`${reaped} worker(s) of an earlier process were gone: their tasks are retried now`);
+    const secret = randomBytes(24).toString("base64url");
+    const host = "127.0.0.1";
+    const app = await buildHttpApp(service, operations, { webRoot: WEB_ROOT, localSecret: secret, listenHost: host, allowedHosts: config.allowedHosts });
+    // The port first: a taken one refuses the start before any worker or background loop runs.
+    let boundPort: number;
+    try {
+      boundPort = await listenOrRefuse(app, host, port);
+    } catch (error) {
+      await app.close();
+      throw error;
+    }
     const engine = await startEngine(service, {
       concurrency: options.concurrency ?? config.workerConcurrency,
       background: true,
       keepAlive: true,
       warmThreads: true,
     });
-    const secret = randomBytes(24).toString("base64url");
-    const host = "127.0.0.1";
-    const app = await buildHttpApp(service, operations, { webRoot: WEB_ROOT, localSecret: secret, listenHost: host, allowedHosts: config.allowedHosts });
-    await app.listen({ host, port });
-    const address = app.server.address();
-    const boundPort = typeof address === "object" && address ? address.port : port;
     const url = `http://127.0.0.1:${boundPort}`;
     writeServerRecord(config.home, { url, pid: process.pid, secret });
     service.log.info(`jobhouse ${service.version} listening on ${url} (local mode, home ${config.home})`);

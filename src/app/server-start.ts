@@ -11,6 +11,7 @@ import { buildHttpApp } from "../surfaces/rest/app.js";
 import { migrateToLatest } from "../store/migrate.js";
 import { openService } from "./context.js";
 import { WEB_ROOT, runLocalServer } from "./local-start.js";
+import { ensurePortFree, listenOrRefuse } from "./listen.js";
 import { untilStopSignal } from "./signals.js";
 
 export interface ServerStartOptions {
@@ -27,6 +28,7 @@ export async function runServer(config: Config, options: ServerStartOptions): Pr
     throw invalid("SERVICE_AUTH=users (the distributed default) is not available in this build yet: set SERVICE_AUTH=token and SERVICE_API_TOKEN");
   }
   const tls = readTls(options);
+  await ensurePortFree(options.host, options.port);
   await checkReachable(config);
 
   const service = await openService(config, { longRunning: true });
@@ -36,9 +38,7 @@ export async function runServer(config: Config, options: ServerStartOptions): Pr
     await invoke(operationByName.get("setup")!, {}, { ...service, principal: SYNTHETIC_ADMIN });
     if (readApiToken() === null) service.log.warn("SERVICE_API_TOKEN is not set: the server is open, every request is allowed");
     const app = await buildHttpApp(service, operations, { webRoot: WEB_ROOT, listenHost: options.host, allowedHosts: config.allowedHosts, tls });
-    await app.listen({ host: options.host, port: options.port });
-    const address = app.server.address();
-    const port = typeof address === "object" && address ? address.port : options.port;
+    const port = await listenOrRefuse(app, options.host, options.port);
     service.log.info(`jobhouse ${service.version} listening on ${tls ? "https" : "http"}://${options.host}:${port} (distributed mode, no workers in this process)`);
     service.log.info(`got ${await untilStopSignal()}: shutting down`);
     await app.close();
