@@ -166,28 +166,45 @@ describe.runIf(distributed)("distributed processes", () => {
   });
 
   it("two background processes fire each due time of a schedule once", async () => {
-    const name = `every_minute_${Date.now()}`;
+    const name = `new_year_${Date.now()}`;
+    // A schedule that cannot come due by itself during the test (midnight of January 1, UTC): the
+    // due times are made by the test, so a minute boundary passing mid-test adds no run.
     const registered = await fetch(`${url}/api/v0/registered-jobs`, {
       method: "POST",
       headers: { "content-type": "application/json" },
-      body: JSON.stringify({ name, entrypoint: "test/fixtures/jobs.ts:hello", schedule: "* * * * *" }),
+      body: JSON.stringify({ name, entrypoint: "test/fixtures/jobs.ts:hello", schedule: "0 0 1 1 *" }),
     });
     expect(registered.status).toBe(201);
     const pair = [spawnProcess(["background", "start"]), spawnProcess(["background", "start"])];
     await waitLong("both background processes", async () => pair.every((p) => p.log().includes("background process started")));
     const client = new pg.Client({ connectionString: stores.SERVICE_SQL_URL });
+    const gate = new pg.Client({ connectionString: stores.SERVICE_SQL_URL });
     await client.connect();
+    await gate.connect();
     const runs = async () => (await api<{ total: number }>(`/jobs?name=${name}&limit=1`)).total;
+    const blockedOnSchedules = async () =>
+      Number((await client.query("SELECT count(*) AS n FROM pg_locks WHERE relation = 'registered_jobs'::regclass AND NOT granted")).rows[0].n);
     try {
-      // Three due times, made due now rather than waited for: each is raced by both processes.
       for (let fire = 1; fire <= 3; fire++) {
-        await client.query("UPDATE registered_jobs SET next_run_at = $1 WHERE name = $2", [Date.now() - 1000, name]);
+        // Due in 2 s, behind a gate: the lock lets both processes read the due schedule (SELECT) but
+        // holds their UPDATE of it. Once both wait on it, each has read the same due time and is
+        // firing it; released, they race for real, and only the guard on the old fire time keeps
+        // it to one run.
+        const due = Date.now() + 2000;
+        await client.query("UPDATE registered_jobs SET next_run_at = $1 WHERE name = $2", [due, name]);
+        await gate.query("BEGIN");
+        await gate.query("LOCK TABLE registered_jobs IN EXCLUSIVE MODE");
+        expect(Date.now()).toBeLessThan(due); // the gate closed before the due time
+        await waitLong(`both processes to try fire ${fire}`, async () => (await blockedOnSchedules()) === 2);
+        await gate.query("COMMIT");
         await waitLong(`fire ${fire}`, async () => (await runs()) >= fire);
         // Both loops (every second) have looked at it since: a second fire would show by now.
         await new Promise((resolve) => setTimeout(resolve, 2500));
         expect(await runs()).toBe(fire);
       }
     } finally {
+      await gate.query("ROLLBACK").catch(() => undefined);
+      await gate.end();
       await client.end();
     }
     const fired = pair.map((p) => (p.log().match(new RegExp(`fired ${name}`, "g")) ?? []).length);
