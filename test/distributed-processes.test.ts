@@ -214,4 +214,36 @@ describe.runIf(distributed)("distributed processes", () => {
       expect(await p.exited).toBe(0);
     }
   });
+
+  it("a background process killed while firing a schedule leaves it due: the next one fires it", async () => {
+    const name = `slow_${Date.now()}`;
+    const registered = await fetch(`${url}/api/v0/registered-jobs`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ name, entrypoint: "test/fixtures/slow-import.ts:slow", schedule: "0 0 1 1 *" }),
+    });
+    expect(registered.status).toBe(201);
+    const client = new pg.Client({ connectionString: stores.SERVICE_SQL_URL });
+    await client.connect();
+    const runs = async () => (await api<{ total: number }>(`/jobs?name=${name}&limit=1`)).total;
+    try {
+      const doomed = spawnProcess(["background", "start"]);
+      await waitLong("the background process", async () => doomed.log().includes("background process started"));
+      const due = Date.now() - 1000;
+      await client.query("UPDATE registered_jobs SET next_run_at = $1 WHERE name = $2", [due, name]);
+      // Its loop (every second) is now planning the run: loading a module that takes 4 s.
+      await new Promise((resolve) => setTimeout(resolve, 2000));
+      doomed.child.kill("SIGKILL");
+      await doomed.exited;
+      expect(await runs()).toBe(0);
+      const { rows } = await client.query("SELECT next_run_at FROM registered_jobs WHERE name = $1", [name]);
+      expect(Number(rows[0].next_run_at)).toBe(due); // still due, not moved past a run never made
+      const heir = spawnProcess(["background", "start"]);
+      await waitLong("the heir to fire it", async () => (await runs()) === 1);
+      heir.child.kill("SIGTERM");
+      expect(await heir.exited).toBe(0);
+    } finally {
+      await client.end();
+    }
+  });
 });

@@ -19,7 +19,7 @@ import { nextFireTime } from "./schedule.js";
 import type { RegisteredJobRow } from "../store/schema.js";
 import type { ChangeFeed } from "./changes.js";
 import type { JobInspector } from "./job-inspector.js";
-import { type RunRequest, planRun, preservationOf, startRun } from "./start-run.js";
+import { type RunRequest, planRun, preservationOf, startRunIf } from "./start-run.js";
 
 export interface BackgroundDeps {
   db: Store;
@@ -121,9 +121,12 @@ export async function fireDueSchedules(deps: BackgroundDeps): Promise<string[]> 
     } catch {
       next = null; // an expression that no longer parses stops firing rather than looping
     }
-    // The guard on the old fire time makes this process the only one to fire it.
-    if (!(await advanceSchedule(deps.db, registered.name, registered.next_run_at!, next))) continue;
-    const job = await startRun(deps.db, deps.ids, deps.clock, deps.config, await planScheduledRun(deps, registered));
+    // Planned first (it may load the job's module, which takes a while), then the fire time is
+    // advanced and the run created in one transaction: the guard on the old fire time makes this
+    // process the only one to fire it, and a process that dies in between leaves the schedule due.
+    const plan = await planScheduledRun(deps, registered);
+    const job = await startRunIf(deps.db, deps.ids, deps.clock, deps.config, plan, (tx) => advanceSchedule(tx, registered.name, registered.next_run_at!, next));
+    if (!job) continue;
     deps.changes.publish({ type: "job", id: job.id, name: job.name, status: job.status }, true);
     deps.log.info(`schedule "${registered.schedule}" fired ${registered.name}: job ${job.id}`);
     fired.push(registered.name);

@@ -68,6 +68,22 @@ export function preservationOf(
 }
 
 export async function startRun(db: Store, ids: IdGenerator, clock: Clock, config: Pick<Config, "taskTimeoutS">, run: RunRequest): Promise<JobRow> {
+  return (await startRunIf(db, ids, clock, config, run, async () => true))!;
+}
+
+/**
+ * As startRun, when `guard` (run first, in the same transaction) allows it; null when it does not.
+ * A schedule's fire time is advanced this way: the advance and the run commit together, so a
+ * process that dies between them loses neither the run nor the fire time.
+ */
+export async function startRunIf(
+  db: Store,
+  ids: IdGenerator,
+  clock: Clock,
+  config: Pick<Config, "taskTimeoutS">,
+  run: RunRequest,
+  guard: (tx: Store) => Promise<boolean>,
+): Promise<JobRow | null> {
   const now = clock.now();
   const jobId = ids.next();
   const kwargs = JSON.stringify(run.kwargs);
@@ -98,10 +114,12 @@ export async function startRun(db: Store, ids: IdGenerator, clock: Clock, config
     defaultTimeoutMs: defaultTimeoutMsOf(config),
     nowMs: now,
   });
-  await db.transaction().execute(async (tx) => {
+  const started = await db.transaction().execute(async (tx) => {
+    if (!(await guard(tx))) return false;
     await insertJob(tx, job);
     await insertTask(tx, { ...entry, ready_at: now });
+    return true;
   });
   // The row as created: a worker may already have claimed it, but the caller started a PENDING job.
-  return job;
+  return started ? job : null;
 }
