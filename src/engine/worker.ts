@@ -29,6 +29,8 @@ export class Worker {
   private mayHaveEnded = new Set<bigint>();
   private stopping = false;
   private wakeUp: (() => void) | null = null;
+  /** When the next waiting task becomes ready, as the last empty claim saw it. */
+  private nextReadyAt: number | undefined;
   /** A wake-up that came while the loop was claiming: the next sleep returns at once. */
   private wokenWhileBusy = false;
   private loop: Promise<void> | null = null;
@@ -111,6 +113,7 @@ export class Worker {
     try {
       const claim = await claimReadyTasks(this.db, { workerId: this.id, limit: budget, nowMs: this.deps.clock.now(), logDir: this.deps.config.logDir, settledCandidates: candidates });
       for (const jobId of claim.settledJobs) await finishJob(this.deps, jobId);
+      this.nextReadyAt = claim.nextReadyAt;
       if (claim.workerStatus !== "ACTIVE") {
         this.obey(claim.workerStatus);
         return 0;
@@ -152,7 +155,10 @@ export class Worker {
         this.wakeUp = null;
         resolve();
       };
-      const timer = setTimeout(done, this.options.pollMs ?? 100);
+      // Until the next poll, or sooner when a waiting task (a retry after its backoff) is due.
+      const pollMs = this.options.pollMs ?? 100;
+      const dueInMs = this.nextReadyAt === undefined ? pollMs : Math.max(0, this.nextReadyAt - this.deps.clock.now());
+      const timer = setTimeout(done, Math.min(pollMs, dueInMs));
       // Resolve after pending I/O callbacks: attempts finishing together free their slots before
       // the next claim, which then takes several tasks in one statement instead of one each.
       this.wakeUp = () => {

@@ -17,6 +17,8 @@ export interface ClaimResult {
   startedJobs: bigint[];
   /** Of the request's `settledCandidates`, the jobs with no open task left. */
   settledJobs: bigint[];
+  /** When nothing was claimed: the earliest time a waiting task becomes ready (a retry's backoff). */
+  nextReadyAt?: number;
 }
 
 export interface ClaimRequest {
@@ -49,7 +51,7 @@ const logPathSql = (logDir: string) =>
  * this is their first claim.
  */
 async function claimOnPostgres(db: Store, { workerId, limit, nowMs, logDir, settledCandidates }: ClaimRequest): Promise<ClaimResult> {
-  const { rows } = await sql<Partial<TaskRow> & { worker_status: string | null; started_jobs: string[] | null; settled_jobs: string[] | null }>`
+  const { rows } = await sql<Partial<TaskRow> & { worker_status: string | null; started_jobs: string[] | null; settled_jobs: string[] | null; next_ready_at: bigint | null }>`
     WITH w AS (SELECT status FROM workers WHERE id = ${workerId} FOR SHARE),
     picked AS (
       SELECT id FROM tasks
@@ -69,15 +71,19 @@ async function claimOnPostgres(db: Store, { workerId, limit, nowMs, logDir, sett
       SELECT c.id FROM unnest(${(settledCandidates ?? []).map(String)}::bigint[]) AS c(id)
       WHERE NOT EXISTS (SELECT 1 FROM tasks WHERE job_id = c.id AND status IN (${sql.join([...OPEN_TASK_STATUSES])})))
     SELECT (SELECT status FROM w) AS worker_status, (SELECT json_agg(id::text) FROM started) AS started_jobs,
-      (SELECT json_agg(id::text) FROM settled) AS settled_jobs, claimed.*
+      (SELECT json_agg(id::text) FROM settled) AS settled_jobs,
+      CASE WHEN NOT EXISTS (SELECT 1 FROM claimed) THEN
+        (SELECT min(ready_at) FROM tasks WHERE status = 'PENDING' AND pending_deps = 0 AND ready_at > ${nowMs}) END AS next_ready_at,
+      claimed.*
     FROM (SELECT 1) AS one LEFT JOIN claimed ON true`.execute(db);
   const first = rows[0];
-  const tasks = rows.filter((r) => r.id != null).map(({ worker_status: _, started_jobs: __, settled_jobs: ___, ...task }) => task as TaskRow);
+  const tasks = rows.filter((r) => r.id != null).map(({ worker_status: _, started_jobs: __, settled_jobs: ___, next_ready_at: ____, ...task }) => task as TaskRow);
   return {
     tasks,
     workerStatus: first?.worker_status ?? undefined,
     startedJobs: (first?.started_jobs ?? []).map(BigInt),
     settledJobs: (first?.settled_jobs ?? []).map(BigInt),
+    nextReadyAt: first?.next_ready_at == null ? undefined : Number(first.next_ready_at),
   };
 }
 
@@ -99,7 +105,16 @@ async function claimOnSqlite(db: Store, { workerId, limit, nowMs, logDir, settle
     // Ids first, then the update by primary key: as one statement with a subquery, SQLite plans the
     // outer update over every pending task, which at 10,000 pending tasks costs more than the work.
     const ids = (await ready.execute()).map((r) => r.id);
-    if (ids.length === 0) return { tasks: [], workerStatus: worker.status, startedJobs: [], settledJobs };
+    if (ids.length === 0) {
+      const next = await tx
+        .selectFrom("tasks")
+        .select((eb) => eb.fn.min("ready_at").as("at"))
+        .where("status", "=", "PENDING")
+        .where("pending_deps", "=", 0)
+        .where("ready_at", ">", BigInt(nowMs))
+        .executeTakeFirst();
+      return { tasks: [], workerStatus: worker.status, startedJobs: [], settledJobs, nextReadyAt: next?.at == null ? undefined : Number(next.at) };
+    }
     const claimed = await tx
       .updateTable("tasks")
       .set({ status: "RUNNING", worker_id: workerId, claimed_at: nowMs, started_at: nowMs, log_path: logPathSql(logDir) })
