@@ -9,17 +9,14 @@
 // Run: npm run bench:chaos [-- --cycles 100 --tasks 200 --worker-timeout 2]
 
 import { type ChildProcess, spawn } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import pg from "pg";
 import { openService } from "../src/app/context.js";
 import { loadConfig } from "../src/core/config.js";
 import { createLogger } from "../src/core/log.js";
 import { SYNTHETIC_ADMIN, invoke, operationByName } from "../src/operations/index.js";
+import { freshStores } from "./distributed-stores.js";
 
-const PG_URL = process.env.BENCH_PG_URL ?? "postgres://postgres@127.0.0.1:5432/test";
-const CH_URL = process.env.BENCH_CH_URL ?? "http://127.0.0.1:8123";
 const BIN = join(import.meta.dirname, "..", "bin", "jobhouse.mjs");
 const args = new Map(process.argv.slice(2).map((a, i, all) => [a, all[i + 1]]));
 const CYCLES = Number(args.get("--cycles") ?? 100);
@@ -32,33 +29,11 @@ const STUCK_AFTER_MS = 60_000;
 const BACKGROUND_POLL_MS = 1000;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-const unique = (prefix: string) => `${prefix}_${process.pid}_${Math.random().toString(36).slice(2, 8)}`;
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? NaN;
 
-async function adminQuery(text: string): Promise<void> {
-  const client = new pg.Client({ connectionString: PG_URL });
-  await client.connect();
-  try {
-    await client.query(text);
-  } finally {
-    await client.end();
-  }
-}
-
-const schema = unique("chaos");
-const database = unique("chaos");
-const home = mkdtempSync(join(tmpdir(), "jobhouse-chaos-"));
-const sqlUrl = new URL(PG_URL);
-sqlUrl.searchParams.set("options", `-c search_path=${schema}`);
-const env = {
-  ...process.env,
-  SERVICE_HOME: home,
-  SERVICE_SQL_URL: sqlUrl.toString(),
-  SERVICE_CH_URL: `${CH_URL}/${database}`,
-  SERVICE_WORKER_TIMEOUT: String(WORKER_TIMEOUT_S),
-  SERVICE_LOG_LEVEL: "info",
-};
-await adminQuery(`CREATE SCHEMA ${schema}`);
+const stores = await freshStores("chaos");
+const home = stores.home;
+const env = { ...process.env, ...stores.env, SERVICE_WORKER_TIMEOUT: String(WORKER_TIMEOUT_S), SERVICE_LOG_LEVEL: "info" };
 const service = await openService(loadConfig(env), { log: createLogger("error") });
 const admin = { ...service, principal: SYNTHETIC_ADMIN };
 const children = new Set<ChildProcess>();
@@ -183,9 +158,7 @@ try {
   await sleep(2000);
   for (const child of children) child.kill("SIGKILL");
   await service.close();
-  await adminQuery(`DROP SCHEMA ${schema} CASCADE`).catch(() => undefined);
-  await fetch(CH_URL, { method: "POST", body: `DROP DATABASE IF EXISTS ${database}` }).catch(() => undefined);
-  rmSync(home, { recursive: true, force: true });
+  await stores.drop();
 }
 
 const bound = WORKER_TIMEOUT_S * 1000 + BACKGROUND_POLL_MS;

@@ -9,18 +9,14 @@
 // --profile /tmp/prof]
 
 import { type ChildProcess, spawn } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
-import pg from "pg";
 import { makeWorkerUtils, run, runMigrations } from "graphile-worker";
 import { openService } from "../src/app/context.js";
 import { loadConfig } from "../src/core/config.js";
 import { createLogger } from "../src/core/log.js";
 import { SYNTHETIC_ADMIN, invoke, operationByName } from "../src/operations/index.js";
+import { PG_URL, adminQuery, freshStores, unique } from "./distributed-stores.js";
 
-const PG_URL = process.env.BENCH_PG_URL ?? "postgres://postgres@127.0.0.1:5432/test";
-const CH_URL = process.env.BENCH_CH_URL ?? "http://127.0.0.1:8123";
 const BIN = join(import.meta.dirname, "..", "bin", "jobhouse.mjs");
 const RUN_TS = join(import.meta.dirname, "..", "bin", "run-ts.mjs");
 const CONCURRENCY = 4;
@@ -31,7 +27,6 @@ const args = new Map(argv.map((a, i, all) => [a, all[i + 1]]));
 const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-const unique = (prefix: string) => `${prefix}_${process.pid}_${Math.random().toString(36).slice(2, 8)}`;
 
 interface Figures {
   perSecond: number;
@@ -98,26 +93,11 @@ async function stopChildren(children: ChildProcess[]): Promise<void> {
   );
 }
 
-async function adminQuery(text: string): Promise<void> {
-  const client = new pg.Client({ connectionString: PG_URL });
-  await client.connect();
-  try {
-    await client.query(text);
-  } finally {
-    await client.end();
-  }
-}
-
 // ---------------------------------------------------------------- jobhouse
 
 async function jobhouseRun(workers: number, n: number, chain: number): Promise<Figures> {
-  const schema = unique("bench");
-  await adminQuery(`CREATE SCHEMA ${schema}`);
-  const home = mkdtempSync(join(tmpdir(), "jobhouse-distributed-"));
-  const sqlUrl = new URL(PG_URL);
-  sqlUrl.searchParams.set("options", `-c search_path=${schema}`);
-  const database = unique("bench");
-  const env = { ...process.env, SERVICE_HOME: home, SERVICE_SQL_URL: sqlUrl.toString(), SERVICE_CH_URL: `${CH_URL}/${database}`, SERVICE_LOG_LEVEL: "info" };
+  const stores = await freshStores("bench");
+  const env = { ...process.env, ...stores.env, SERVICE_LOG_LEVEL: "info" };
   const service = await openService(loadConfig(env), { log: createLogger("error") });
   const admin = { ...service, principal: SYNTHETIC_ADMIN };
   const children: ChildProcess[] = [];
@@ -164,9 +144,7 @@ async function jobhouseRun(workers: number, n: number, chain: number): Promise<F
   } finally {
     await stopChildren(children);
     await service.close();
-    await adminQuery(`DROP SCHEMA ${schema} CASCADE`);
-    await fetch(CH_URL, { method: "POST", body: `DROP DATABASE IF EXISTS ${database}` });
-    rmSync(home, { recursive: true, force: true });
+    await stores.drop();
   }
 }
 

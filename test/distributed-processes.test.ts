@@ -37,6 +37,15 @@ describe.runIf(distributed)("distributed processes", () => {
   const runJob = (name: string, kwargs: Record<string, unknown> = {}) =>
     api<{ id: string }>("/jobs:run", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ name, kwargs }) });
   const jobStatus = async (id: string) => (await api<{ status: string }>(`/jobs/${id}`)).status;
+  /** A schedule that never comes due by itself during a test (midnight of January 1, UTC). */
+  const registerYearly = async (name: string, entrypoint: string) => {
+    const registered = await fetch(`${url}/api/v0/registered-jobs`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ name, entrypoint, schedule: "0 0 1 1 *" }),
+    });
+    expect(registered.status).toBe(201);
+  };
   const workers = async () => (await api<{ items: { id: string; status: string; pid: number }[] }>("/workers?limit=100")).items;
 
   beforeAll(async () => {
@@ -169,12 +178,7 @@ describe.runIf(distributed)("distributed processes", () => {
     const name = `new_year_${Date.now()}`;
     // A schedule that cannot come due by itself during the test (midnight of January 1, UTC): the
     // due times are made by the test, so a minute boundary passing mid-test adds no run.
-    const registered = await fetch(`${url}/api/v0/registered-jobs`, {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({ name, entrypoint: "test/fixtures/jobs.ts:hello", schedule: "0 0 1 1 *" }),
-    });
-    expect(registered.status).toBe(201);
+    await registerYearly(name, "test/fixtures/jobs.ts:hello");
     const pair = [spawnProcess(["background", "start"]), spawnProcess(["background", "start"])];
     await waitLong("both background processes", async () => pair.every((p) => p.log().includes("background process started")));
     const client = new pg.Client({ connectionString: stores.SERVICE_SQL_URL });
@@ -217,12 +221,7 @@ describe.runIf(distributed)("distributed processes", () => {
 
   it("a background process killed while firing a schedule leaves it due: the next one fires it", async () => {
     const name = `slow_${Date.now()}`;
-    const registered = await fetch(`${url}/api/v0/registered-jobs`, {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({ name, entrypoint: "test/fixtures/slow-import.ts:slow", schedule: "0 0 1 1 *" }),
-    });
-    expect(registered.status).toBe(201);
+    await registerYearly(name, "test/fixtures/slow-import.ts:slow");
     const client = new pg.Client({ connectionString: stores.SERVICE_SQL_URL });
     await client.connect();
     const runs = async () => (await api<{ total: number }>(`/jobs?name=${name}&limit=1`)).total;
