@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { EngineRuntime } from "../src/app/engine-runtime.js";
 import { createObject, getObject, loadObject, queryObject } from "../src/engine/data-object.js";
-import { dropFinishedTemps } from "../src/engine/cleanup.js";
+import { dropFinishedTemps, sweepFinishedTemps } from "../src/engine/cleanup.js";
 import { scopePlane } from "../src/engine/scope-plane.js";
 import type { DataScope } from "../src/engine/object-registry.js";
 import type { ObjectDetail } from "../src/models/objects.js";
@@ -342,6 +342,20 @@ forEachBackend("data plane", (backend) => {
       // rather than sleeping and hoping it ran.
       await dropFinishedTemps(h.service.db, h.service.columns, BigInt(job.id));
       expect((await h.http("GET", `/api/v0/objects/${name}`)).status).toBe(200);
+      // The background sweep of finished NONE jobs' temp objects leaves it too: it stays with the
+      // job (job-scoped from now on, so retention takes it with the job).
+      await sweepFinishedTemps(h.service.db, h.service.columns);
+      const kept = await h.http("GET", `/api/v0/objects/${name}`);
+      expect(kept.status).toBe(200);
+      expect((kept.body as ObjectDetail).scope).toBe("job");
+    });
+
+    it("the sweep still drops the temp objects a finished NONE job did not hand back", async () => {
+      const job = await runAndWait(h, `${DATA_JOBS}:resultObject`);
+      // A leftover as a lost worker would leave it: a temp of this job that its result does not name.
+      const leftover = await createObject({ x: [1] }, {}, scopePlane({ ...ds, jobId: BigInt(job.id) }));
+      await sweepFinishedTemps(h.service.db, h.service.columns);
+      expect((await h.http("GET", `/api/v0/objects/${leftover.table}`)).status).toBe(404);
     });
 
     it("fails an attempt whose result arrives after its timeout", async () => {

@@ -5,7 +5,7 @@ import type { ColumnStore } from "../data/client.js";
 import { ident, sql } from "../data/sql.js";
 import { chunksOf } from "../store/chunks.js";
 import type { Store } from "../store/db.js";
-import { findObjectsOfJob } from "../store/data-objects.js";
+import { findObjectsOfJob, keepWithJob } from "../store/data-objects.js";
 import { findJobById } from "../store/jobs.js";
 import { TERMINAL_JOB_STATUSES } from "../core/statuses.js";
 import type { DataObjectRow } from "../store/schema.js";
@@ -50,15 +50,19 @@ async function dropAll(deps: CleanupDeps, rows: DataObjectRow[]): Promise<void> 
 
 /**
  * When a NONE job has ended, none of its tasks will read its temp objects again; the ones its
- * result hands to the user stay (with the job's retention).
+ * result hands to the user stay with the job: they become job-scoped (kept until the job's
+ * retention ends, like a named job object), so no later sweep of temp objects takes them.
  */
 export async function dropFinishedTemps(db: Store, columns: () => Promise<ColumnStore>, jobId: bigint): Promise<number> {
   const job = await findJobById(db, jobId);
   if (!job || !(TERMINAL_JOB_STATUSES as readonly string[]).includes(job.status) || job.preservation_mode === "FULL") return 0;
   const result = await jobResultText(db, jobId);
-  const temps = (await findObjectsOfJob(db, jobId, ["temp"])).filter((o) => !result.includes(`"${o.name}"`));
-  await dropAll({ db, columns }, temps);
-  return temps.length;
+  const temps = await findObjectsOfJob(db, jobId, ["temp"]);
+  const returned = temps.filter((o) => result.includes(`"${o.name}"`));
+  if (returned.length > 0) await keepWithJob(db, returned.map((o) => o.id));
+  const dropped = temps.filter((o) => !returned.includes(o));
+  await dropAll({ db, columns }, dropped);
+  return dropped.length;
 }
 
 /** The job's result with task references followed, as JSON text ("" when it has none). */
@@ -82,21 +86,24 @@ export async function dropObjectsOfJobs(db: Store, columns: () => Promise<Column
   }
 }
 
-/** Temp objects of NONE jobs that ended without this process seeing it (cancel from a CLI, a lost worker). */
+/**
+ * Temp objects of NONE jobs that ended without this process seeing it (cancel from a CLI, a lost
+ * worker): the same end-of-job rule per job, so what a job's result hands back stays.
+ */
 export async function sweepFinishedTemps(db: Store, columns: () => Promise<ColumnStore>): Promise<number> {
   const rows = await db
     .selectFrom("data_objects")
     .innerJoin("jobs", "jobs.id", "data_objects.job_id")
-    .selectAll("data_objects")
+    .select("data_objects.job_id")
+    .distinct()
     .where("data_objects.scope", "=", "temp")
     .where("jobs.status", "in", TERMINAL_JOB_STATUSES)
     .where("jobs.preservation_mode", "=", "NONE")
     .limit(100)
     .execute();
-  if (rows.length === 0) return 0;
-  const store = await columns();
-  for (const object of rows) await dropObject(db, store, object);
-  return rows.length;
+  let dropped = 0;
+  for (const { job_id } of rows) dropped += await dropFinishedTemps(db, columns, job_id!);
+  return dropped;
 }
 
 /** Table names the registry places (CONTRACT §5) and the replacements built beside them. */

@@ -81,3 +81,9 @@ export async function findObjectForJob(db: Store, name: string, jobId: bigint | 
 export async function findObjectsOfJob(db: Store, jobId: bigint, scopes: string[]): Promise<DataObjectRow[]> {
   return db.selectFrom("data_objects").selectAll().where("job_id", "=", jobId).where("scope", "in", scopes).execute();
 }
+
+/** Temp objects a finished job hands back become job-scoped: kept until the job's retention ends. */
+export async function keepWithJob(db: Store, ids: bigint[]): Promise<void> {
+  if (ids.length === 0) return;
+  await db.updateTable("data_objects").set({ scope: "job" }).where("id", "in", ids).where("scope", "=", "temp").execute();
+}
