@@ -364,6 +364,19 @@ forEachBackend("data plane", (backend) => {
       expect(job.tasks.find((t) => t.name === "deaf")!.error).toBe("timed out after 0.3 s");
     });
 
+    it("refuses the data operations of an attempt that timed out, even while its code still runs", async () => {
+      const name = `late_${Date.now()}`;
+      const job = await runAndWait(h, `${DATA_JOBS}:lateWriterJob`, { name });
+      expect(job.status).toBe("FAILED");
+      expect(job.tasks.find((t) => t.name === "late_writer")!.error).toBe("timed out after 0.3 s");
+      // The write came 150 ms after the timeout, before the grace period ended the thread.
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      expect((await h.http("GET", `/api/v0/objects/${name}`)).status).toBe(404);
+      // Refused, not made and dropped again: readers never saw it, the operation log has no trace.
+      const ops = await h.service.db.selectFrom("object_ops").select("id").where("object_name", "=", name).execute();
+      expect(ops).toEqual([]);
+    });
+
     it("hands a global object named in run_job's kwargs to the job as a DataObject", async () => {
       await create({ x: [1, 2, 3, 4] }, { name: "for_counting" });
       const job = await runAndWait(h, `${DATA_JOBS}:countRows`, { input: { object: "for_counting" } });

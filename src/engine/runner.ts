@@ -120,7 +120,13 @@ async function runAttempt(deps: EngineDeps, task: TaskRow, key: AttemptKey, cont
       },
       {
         log: (level, text) => log.write(level, text),
-        data: async (call) => dispatchPlaneCall(scopePlane(await dataScope()), call.method, call.args),
+        data: async (call) => {
+          // An attempt that timed out, was cancelled or was taken away is over, whatever its code
+          // still does during the grace period: its data operations are refused, not made and
+          // dropped afterwards.
+          if (controller.signal.aborted) throw new Error(`this attempt is over (${abortReason(controller.signal)}): data operations are refused`);
+          return dispatchPlaneCall(scopePlane(await dataScope()), call.method, call.args);
+        },
       },
     );
     const outcome = await runWithLimits(deps, task, controller, thread, run);
@@ -242,6 +248,10 @@ export async function finishJob(deps: EngineDeps, jobId: bigint): Promise<void> 
 /** The worker calls this when the task was cancelled or taken away from it. */
 export function abandonAttempt(attempt: RunningAttempt, why: string): void {
   if (!attempt.controller.signal.aborted) attempt.controller.abort(new AttemptAbandoned(why));
+}
+
+function abortReason(signal: AbortSignal): string {
+  return signal.reason instanceof Error ? signal.reason.message : String(signal.reason);
 }
 
 function errorMessage(error: unknown): string {
