@@ -267,6 +267,21 @@ forEachBackend("entrypoint and kwargs validation", (backend) => {
     expect(cli.code).toBe(4);
     expect(cli.err).toMatch(/kwargs\.n/);
     expect((await h.http("POST", "/api/v0/jobs:run", { name: entry("typed"), kwargs: { n: 2 } })).status).toBe(201);
+    // Every bad field is named, not only the first.
+    const both = await h.http("POST", "/api/v0/jobs:run", { name: entry("typed"), kwargs: { n: "x", label: 5 } });
+    expect((both.body as { detail: string }).detail).toMatch(/^kwargs\.n: .*; kwargs\.label: /);
+  });
+
+  it("refuses registered defaults the job's schema rejects, judging only the fields they give", async () => {
+    const bad = await h.http("POST", "/api/v0/registered-jobs", { entrypoint: entry("typed"), name: "typed_bad", defaults: { n: "x", label: 5 } });
+    expect(bad.status).toBe(422);
+    expect((bad.body as { detail: string }).detail).toMatch(/^kwargs\.n: .*; kwargs\.label: /);
+    // n is required but may come with each run: defaults that leave it out are fine.
+    const partial = await h.http("POST", "/api/v0/registered-jobs", { entrypoint: entry("typed"), name: "typed_partial", defaults: { label: "nightly" } });
+    expect(partial.status).toBe(201);
+    const run = await h.http("POST", "/api/v0/jobs:run", { name: "typed_partial", kwargs: { n: 4 } });
+    expect(run.status).toBe(201);
+    expect((await h.http("POST", "/api/v0/jobs:run", { name: "typed_partial" })).status).toBe(422);
   });
 
   it("names a registered job after its job() name", async () => {

@@ -11,7 +11,8 @@ export type { InspectedJob } from "./thread-protocol.js";
 
 export interface JobInspector {
   /** The job behind an entrypoint (name and options), and kwargs checked against its schema; 422 otherwise. */
-  inspect(entrypoint: string, kwargs?: Record<string, unknown>): Promise<InspectedJob>;
+  /** `partial`: the kwargs are a registration's defaults, judged only on the fields they give. */
+  inspect(entrypoint: string, kwargs?: Record<string, unknown>, partial?: boolean): Promise<InspectedJob>;
   close(): Promise<void>;
 }
 
@@ -51,7 +52,7 @@ function poolFor(options: ThreadOptions): { pool: ThreadPool; release(): Promise
 export function createJobInspector(options: ThreadOptions, timeoutMs: number): JobInspector {
   const { pool, release } = poolFor(options);
   return {
-    async inspect(entrypoint, kwargs) {
+    async inspect(entrypoint, kwargs, partial) {
       const thread = await pool.acquire();
       let reusable = false;
       let timer: NodeJS.Timeout | undefined;
@@ -61,7 +62,7 @@ export function createJobInspector(options: ThreadOptions, timeoutMs: number): J
         const timeout = new Promise<never>((_, reject) => {
           timer = setTimeout(() => reject(invalid(`module of "${entrypoint}" did not finish loading within ${timeoutMs / 1000} s`)), timeoutMs);
         });
-        const outcome = await Promise.race([thread.inspect({ type: "inspect", entrypoint, kwargs }), timeout]);
+        const outcome = await Promise.race([thread.inspect({ type: "inspect", entrypoint, kwargs, partial }), timeout]);
         if (outcome.ok) {
           reusable = true;
           return outcome.job!;

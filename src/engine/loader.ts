@@ -147,13 +147,17 @@ export async function resolveTask(entrypoint: string): Promise<TaskDefinition> {
   throw invalid(`module "${module}" defines no task named "${name}"`);
 }
 
-/** Validates kwargs against the job's schema, if it declares one; 422 names the bad field's path. */
-export function validateKwargs(definition: JobDefinition, kwargs: Record<string, unknown>): Record<string, unknown> {
+/**
+ * Validates kwargs against the job's schema, if it declares one; the 422 names every bad field by
+ * its path. `partial` checks a registration's defaults: fields they leave out may come with each
+ * run, so only the fields they give are judged (and they are returned as given).
+ */
+export function validateKwargs(definition: JobDefinition, kwargs: Record<string, unknown>, partial = false): Record<string, unknown> {
   const schema = definition.options.schema;
   if (!schema) return kwargs;
   const result = schema.safeParse(kwargs);
-  if (result.success) return result.data as Record<string, unknown>;
-  const issue = result.error.issues[0];
-  const path = issue ? ["kwargs", ...issue.path.map(String)].join(".") : "kwargs";
-  throw invalid(`${path}: ${issue?.message ?? "invalid"}`);
+  if (result.success) return partial ? kwargs : (result.data as Record<string, unknown>);
+  const issues = partial ? result.error.issues.filter((i) => i.path.length > 0 && Object.hasOwn(kwargs, String(i.path[0]))) : result.error.issues;
+  if (issues.length === 0) return kwargs;
+  throw invalid(issues.map((issue) => `${["kwargs", ...issue.path.map(String)].join(".")}: ${issue.message}`).join("; "));
 }

@@ -91,7 +91,7 @@ async function inspect(request: InspectRequest): Promise<void> {
   try {
     const definition = await resolveJob(request.entrypoint);
     loaded = true;
-    const kwargs = request.kwargs === undefined ? undefined : validateKwargs(definition, request.kwargs);
+    const kwargs = request.kwargs === undefined ? undefined : validateKwargs(definition, request.kwargs, request.partial);
     const { retries, backoff_s, timeout_s } = definition.options;
     post({ type: "inspected", ok: true, loaded, job: { name: definition.name, options: { retries, backoff_s, timeout_s }, kwargs } });
   } catch (error) {

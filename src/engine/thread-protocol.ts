@@ -31,6 +31,8 @@ export interface InspectRequest {
   type: "inspect";
   entrypoint: string;
   kwargs?: Record<string, unknown>;
+  /** The kwargs are a registration's defaults: judge only the fields they give. */
+  partial?: boolean;
 }
 
 export interface AbortRequest {

@@ -24,8 +24,9 @@ export const registerJob = defineOperation({
     confirm: (r: RegisteredJobView) => `Registered job ${r.name} (${r.entrypoint})${r.schedule ? `, schedule "${r.schedule}"` : ""}`,
   },
   async handler(request, { db, clock, jobs }) {
-    // CONTRACT §4: registering a typo fails now, with the reason, not at the first run.
-    const definition = await jobs.inspect(request.entrypoint);
+    // CONTRACT §4: registering a typo fails now, with the reason, not at the first run; so do
+    // defaults the job's kwargs schema rejects (every bad field named).
+    const definition = await jobs.inspect(request.entrypoint, request.defaults, true);
     const name = request.name ?? definition.name;
     if (request.timezone) validateTimezone(request.timezone);
     const now = clock.now();
