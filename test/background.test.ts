@@ -135,6 +135,27 @@ forEachBackend("background loop", (backend) => {
     expect(await fireDueSchedules(deps(clock))).toEqual([]);
   });
 
+  it("applies the schema's defaults to a scheduled run, and records a run its schema refuses as FAILED", async () => {
+    const t0 = Date.UTC(2026, 10, 22, 10, 0, 0);
+    const clock = new ManualClock(t0);
+    const ctx = { ...h.service, clock, principal: SYNTHETIC_ADMIN };
+    await invoke(operationByName.get("register_job")!, { entrypoint: entry("typed"), name: "typed_cron", schedule: "*/5 * * * *", defaults: { n: 3 } }, ctx);
+    clock.set(Date.UTC(2026, 10, 22, 10, 5, 0));
+    expect(await fireDueSchedules(deps(clock))).toEqual(["typed_cron"]);
+    const good = (await h.call("get_job", { ref: "typed_cron" })) as { kwargs: unknown; status: string };
+    expect(good.kwargs).toEqual({ n: 3 });
+
+    // The job's schema changed since it was registered: its defaults no longer fit.
+    await h.service.db.updateTable("registered_jobs").set({ defaults: JSON.stringify({ n: "three", label: 7 }) }).where("name", "=", "typed_cron").execute();
+    clock.set(Date.UTC(2026, 10, 22, 10, 10, 0));
+    expect(await fireDueSchedules(deps(clock))).toEqual(["typed_cron"]);
+    const refused = (await h.call("get_job", { ref: "typed_cron" })) as { status: string; error: string; tasks: { status: string; started_at: string | null; error: string | null }[] };
+    expect(refused.status).toBe("FAILED");
+    expect(refused.error).toMatch(/kwargs\.n: .*; kwargs\.label: /);
+    expect(refused.tasks).toHaveLength(1);
+    expect(refused.tasks[0]).toMatchObject({ status: "FAILED", started_at: null });
+  });
+
   it("evaluates a schedule in its IANA time zone", async () => {
     const clock = new ManualClock(Date.UTC(2026, 10, 22, 12, 0, 0));
     const registered = (await invoke(

@@ -136,15 +136,19 @@ export async function fireDueSchedules(deps: BackgroundDeps): Promise<string[]> 
 
 /**
  * A scheduled run is planned like a manual one (the job's retries, backoff and timeout, its kwargs
- * schema). A job whose module no longer loads still gets its run, which then fails visibly at its
- * entry task with the reason, rather than a schedule that silently stops.
+ * schema and defaults). A job whose module no longer loads still gets its run, which then fails
+ * visibly at its entry task with the reason, rather than a schedule that silently stops; defaults
+ * its schema now rejects (the job changed since it was registered) make a run recorded FAILED
+ * with the fields named, never a run with arguments the schema refuses.
  */
 async function planScheduledRun(deps: BackgroundDeps, registered: RegisteredJobRow): Promise<RunRequest> {
   try {
     return await planRun(deps.jobs, deps.config, { registered, runType: "SCHEDULED" });
   } catch (error) {
-    deps.log.warn(`scheduled run of ${registered.name} could not be planned: ${(error as Error).message}`);
+    const message = (error as Error).message;
+    deps.log.warn(`scheduled run of ${registered.name} could not be planned: ${message}`);
     return {
+      refusal: message.startsWith("kwargs") ? message : undefined,
       name: registered.name,
       entrypoint: registered.entrypoint,
       kwargs: JSON.parse(registered.defaults) as Record<string, unknown>,

@@ -24,6 +24,12 @@ export interface RunRequest {
   registeredName: string | null;
   /** The job's own options (retries, backoff_s, timeout_s): they govern its entry task. */
   options?: TaskOptions;
+  /**
+   * Why the run cannot start (a scheduled run whose module no longer loads or whose kwargs its
+   * schema rejects): it is recorded FAILED at once, its entry task carrying the reason, rather
+   * than skipped silently or run with arguments its schema refuses.
+   */
+  refusal?: string;
 }
 
 export interface PlanSource {
@@ -114,10 +120,14 @@ export async function startRunIf(
     defaultTimeoutMs: defaultTimeoutMsOf(config),
     nowMs: now,
   });
+  if (run.refusal !== undefined) {
+    Object.assign(job, { status: "FAILED", completed_at: BigInt(now), error: `task ${run.name} (${entry.id}) failed: ${run.refusal}` });
+    Object.assign(entry, { status: "FAILED", error: run.refusal, completed_at: now });
+  }
   const started = await db.transaction().execute(async (tx) => {
     if (!(await guard(tx))) return false;
     await insertJob(tx, job);
-    await insertTask(tx, { ...entry, ready_at: now });
+    await insertTask(tx, { ...entry, ready_at: run.refusal === undefined ? now : null });
     return true;
   });
   // The row as created: a worker may already have claimed it, but the caller started a PENDING job.
