@@ -112,9 +112,12 @@ forEachBackend("CLI run-job --wait", (backend) => {
     expect(run.err).toMatch(/FAILED: task boom \(\d+\) failed: the answer was not 42/);
   });
 
-  it("--wait --json prints the final job body", async () => {
+  it("--wait --json prints the final job body with its result", async () => {
     const run = await h.cli("run-job", "test/fixtures/jobs.ts:hello", "--wait", "--json");
     expect(run.code, run.err).toBe(0);
-    expect(JSON.parse(run.out)).toMatchObject({ name: "hello", status: "COMPLETED", tasks: [{ status: "COMPLETED" }] });
+    expect(JSON.parse(run.out)).toMatchObject({ name: "hello", status: "COMPLETED", tasks: [{ status: "COMPLETED" }], result: "hello world" });
+    // A result reached through task references is followed, as the human form does.
+    const chained = await h.cli("run-job", "test/fixtures/jobs.ts:pipeline", "--kwargs", '{"n":5}', "--wait", "--json");
+    expect(JSON.parse(chained.out)).toMatchObject({ status: "COMPLETED", result: 16 });
   });
 });

@@ -94,8 +94,10 @@ export function addOperationCommands(program: Command, operations: readonly AnyO
     } finally {
       await stopExecution();
     }
-    if (json) io.out(JSON.stringify(job, null, 2));
-    else if (job.status === "COMPLETED") io.out(`Job ${job.id} (${job.name}) COMPLETED in ${job.duration_ms ?? 0} ms\nresult: ${JSON.stringify(await resolveJobResult(job, call, byName), null, 2)}`);
+    // The job's result with task references followed: what the human form prints as "result:".
+    const result = job.status === "COMPLETED" ? await resolveJobResult(job, call, byName) : null;
+    if (json) io.out(JSON.stringify({ ...job, result }, null, 2));
+    else if (job.status === "COMPLETED") io.out(`Job ${job.id} (${job.name}) COMPLETED in ${job.duration_ms ?? 0} ms\nresult: ${JSON.stringify(result, null, 2)}`);
     else io.err(`Job ${job.id} (${job.name}) ${job.status}: ${job.error ?? "no error recorded"}`);
     if (job.status !== "COMPLETED") throw new JobNotCompleted(job.status);
   }
