@@ -150,6 +150,8 @@ forEachBackend("engine", (backend) => {
     expect(latest).toMatchObject({ task_id: chatty.id, attempt: 2, available: true, truncated: false, path: chatty.log_path });
     expect(latest.content).toContain("INFO hello from console { attempt: 2 }");
     expect(latest.content).toContain("WARNING a warning from the logger");
+    expect(latest.content).toContain("INFO straight to stdout 2");
+    expect(latest.content).toContain("ERROR straight to stderr");
     const first = (await h.http("GET", `/api/v0/tasks/${chatty.id}/logs?attempt=1`)).body as TaskLogsView;
     expect(first.content).toContain("first attempt fails");
     rmSync(chatty.log_path!);

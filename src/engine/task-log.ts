@@ -66,10 +66,26 @@ export function taskLogger(write: (level: string, text: string) => void): TaskLo
 const CONSOLE_LEVELS = { log: "INFO", info: "INFO", warn: "WARNING", error: "ERROR", debug: "DEBUG" } as const;
 let consoleCaptured = false;
 
-/** Routes console output made inside a task attempt to its log; elsewhere console is untouched. */
+/**
+ * Routes console output made inside a task attempt to its log; elsewhere console is untouched. So
+ * do direct writes to process.stdout (INFO) and process.stderr (ERROR): in a task thread they
+ * would otherwise surface on the worker's own output, mixed with every other task's.
+ */
 export function captureConsole(): void {
   if (consoleCaptured) return;
   consoleCaptured = true;
+  for (const [stream, level] of [[process.stdout, "INFO"], [process.stderr, "ERROR"]] as const) {
+    const original = stream.write.bind(stream) as (...args: unknown[]) => boolean;
+    stream.write = ((chunk: unknown, ...rest: unknown[]) => {
+      const execution = currentExecution();
+      if (!execution) return original(chunk, ...rest);
+      const text = typeof chunk === "string" ? chunk : Buffer.from(chunk as Uint8Array).toString("utf8");
+      execution.write(level, text.replace(/\n$/, ""));
+      const callback = rest.find((r) => typeof r === "function") as (() => void) | undefined;
+      callback?.();
+      return true;
+    }) as typeof stream.write;
+  }
   // Patching console is the point here: task code's console output belongs to the task's log.
   /* eslint-disable no-console */
   for (const [method, level] of Object.entries(CONSOLE_LEVELS) as [keyof typeof CONSOLE_LEVELS, string][]) {
