@@ -194,6 +194,22 @@ forEachBackend("data plane", (backend) => {
     await expect(strict.insert([{ id: null }])).rejects.toThrow(/make the column Nullable/);
   });
 
+  it("refuses an insert value its column's type would change or reject, naming the column and row", async () => {
+    const people = await create({ name: ["ada"], age: [36] }, { types: { age: "Int64" } });
+    await expect(people.insert([{ name: "bob", age: 1 }, { name: 5, age: 2 }])).rejects.toThrow(/column "name", row 1: 5 \(a number\) does not fit type String/);
+    await expect(people.insert([{ name: true, age: 3 }])).rejects.toThrow(/column "name", row 0: true \(a boolean\) does not fit type String/);
+    await expect(people.insert([{ name: "cy", age: 1.5 }])).rejects.toThrow(/column "age", row 0: 1.5 \(a number\) does not fit type Int64/);
+    await expect(people.insert([{ name: "cy", age: "many" }])).rejects.toThrow(/column "age", row 0: "many" \(a string\) does not fit type Int64/);
+    // Nothing of a refused insert was stored; exact values still go in (a 64-bit integer as a string too).
+    expect(await people.count()).toBe(1);
+    expect(await people.insert([{ name: "dee", age: "9007199254740993" }])).toBe(1);
+    const ages = await people.column("age");
+    expect(ages).toHaveLength(2);
+    expect(ages).toEqual(expect.arrayContaining([36, 9007199254740993n]));
+    // Creation with declared types refuses the same way.
+    await expect(create({ label: [1, 2] }, { types: { label: "String" } })).rejects.toThrow(/column "label", row 0: 1 \(a number\) does not fit type String/);
+  });
+
   it("pages stably over a sort with ties, and offsets without a limit", async () => {
     const ids = Array.from({ length: 25 }, (_, i) => i);
     const sorted = await (await create({ id: ids, g: ids.map((i) => i % 3) })).sort("g DESC");

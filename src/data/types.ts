@@ -97,13 +97,47 @@ export function toJsonValue(value: unknown, type: string): unknown {
     const iso = value.toISOString();
     return /(^|\()Date\)*$/.test(type.replace(/^Nullable\(/, "")) ? iso.slice(0, 10) : iso.slice(0, 19).replace("T", " ");
   }
-  if (typeof value === "bigint") return value.toString();
-  if (typeof value === "boolean") return type.includes("UInt8") ? (value ? 1 : 0) : value;
   if (Array.isArray(value)) {
     const inner = /^(?:Nullable\()?Array\((.*)\)\)?$/.exec(type)?.[1] ?? "String";
     return value.map((v) => toJsonValue(v, inner));
   }
+  checkScalar(value, type);
+  if (typeof value === "bigint") return value.toString();
+  if (typeof value === "boolean") return type.includes("UInt8") ? (value ? 1 : 0) : value;
   return value;
+}
+
+const STRING_BASE = /^(?:String|FixedString\(\d+\)|Enum(?:8|16)?\(.*\)|UUID|IPv[46])$/;
+const INTEGER_BASE = /^U?Int(?:8|16|32|64|128|256)$/;
+
+/**
+ * Refuses a value ClickHouse would change or reject with a parse error: a number or boolean in a
+ * String column (stored as "5", "true"), a fraction or a string in an integer column, a negative
+ * number in an unsigned one. Integer columns also take bigints and strings of digits (how a 64-bit
+ * value travels without rounding).
+ */
+function checkScalar(value: unknown, type: string): void {
+  const { base } = typeShape(type);
+  const kind = typeof value;
+  const refuse = () => {
+    const shown = kind === "string" ? JSON.stringify(value) : String(value);
+    throw new TypeError(`${shown} (a ${kind}) does not fit type ${type}`);
+  };
+  if (STRING_BASE.test(base)) {
+    if (kind !== "string") refuse();
+  } else if (INTEGER_BASE.test(base)) {
+    const integral =
+      kind === "bigint" ||
+      (kind === "number" && Number.isInteger(value)) ||
+      (kind === "string" && /^-?\d+$/.test(value as string)) ||
+      (kind === "boolean" && base === "UInt8");
+    if (!integral) refuse();
+    if (base.startsWith("U") && kind !== "boolean" && String(value).startsWith("-")) refuse();
+  } else if (/^Float(?:32|64)$/.test(base) || /^Decimal/.test(base)) {
+    if (kind !== "number" && !(kind === "string" && /^-?\d+(\.\d+)?$/.test(value as string))) refuse();
+  } else if (base === "Bool") {
+    if (kind !== "boolean") refuse();
+  }
 }
 
 /**
@@ -111,15 +145,19 @@ export function toJsonValue(value: unknown, type: string): unknown {
  * and the hot loop of a large ingest), the rest go through toJsonValue.
  */
 export function jsonConverter(type: string): (value: unknown) => unknown {
-  const plain = /^(Nullable\()?(Int\d+|UInt(16|32|64)|Float\d+|String|LowCardinality\(String\))\)?$/.test(type);
-  if (!plain) return (value) => toJsonValue(value, type);
   const nullable = type.startsWith("Nullable(");
-  return (value) => {
-    if (typeof value === "string" || (typeof value === "number" && Number.isFinite(value))) return value;
-    if (typeof value === "bigint") return value.toString();
-    if ((value === null || value === undefined) && nullable) return null;
-    return toJsonValue(value, type);
-  };
+  const base = typeShape(type).base;
+  if (typeShape(type).arrayDepth === 0 && (base === "String" || /^Float(?:32|64)$/.test(base) || /^Int(?:8|16|32|64)$/.test(base))) {
+    // The hot loop: a string into String, a finite number into a float, an integer into an Int.
+    const fast =
+      base === "String"
+        ? (value: unknown) => typeof value === "string"
+        : base.startsWith("Float")
+          ? (value: unknown) => typeof value === "number" && Number.isFinite(value)
+          : (value: unknown) => Number.isInteger(value);
+    return (value) => (fast(value) ? value : (value === null || value === undefined) && nullable ? null : toJsonValue(value, type));
+  }
+  return (value) => toJsonValue(value, type);
 }
 
 const WIDE_INTEGER = /^(?:U?Int(?:64|128|256))$/;
