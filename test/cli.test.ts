@@ -106,10 +106,17 @@ forEachBackend("CLI run-job --wait", (backend) => {
     expect(run.err).toMatch(/COMPLETED: 3 of 3 tasks done/);
   });
 
-  it("exits non-zero with the error when the job fails", async () => {
+  it("exits non-zero with the error when the job fails, naming the job first and the failed task's log", async () => {
     const run = await h.cli("run-job", "test/fixtures/jobs.ts:failing", "--wait");
     expect(run.code).toBe(6);
-    expect(run.err).toMatch(/FAILED: task boom \(\d+\) failed: the answer was not 42/);
+    expect(run.err).toMatch(/^Job (\d+) started; following it \(jobhouse job get \1\)\n/);
+    expect(run.err).toMatch(/FAILED: task boom \((\d+)\) failed: the answer was not 42\nits log: jobhouse task logs \1\n/);
+  });
+
+  it("says invalid JSON for --kwargs that is not JSON", async () => {
+    const run = await h.cli("run-job", "test/fixtures/jobs.ts:pipeline", "--kwargs", "{n:2");
+    expect(run.code).toBe(4);
+    expect(run.err).toMatch(/kwargs: invalid JSON \(/);
   });
 
   it("--wait --json prints the final job body with its result", async () => {

@@ -1,6 +1,7 @@
 // JSON Schemas of operation inputs and outputs, derived once from the zod definitions and shared by
 // OpenAPI, MCP tool listings and the string coercion of query parameters and CLI options.
 
+import { invalid } from "../core/errors.js";
 import { z } from "zod";
 import type { AnyOperation } from "./define.js";
 
@@ -61,12 +62,12 @@ export function coerceTextInput(op: AnyOperation, raw: Record<string, unknown>):
   const properties = inputSchemaOf(op).properties ?? {};
   const out: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(raw)) {
-    out[key] = typeof value === "string" ? coerceText(value, fieldTypes(properties[key])) : value;
+    out[key] = typeof value === "string" ? coerceText(key, value, fieldTypes(properties[key])) : value;
   }
   return out;
 }
 
-function coerceText(value: string, types: Set<string>): unknown {
+function coerceText(key: string, value: string, types: Set<string>): unknown {
   if (types.has("string")) return value;
   if ((types.has("integer") || types.has("number")) && /^-?\d+(\.\d+)?([eE][+-]?\d+)?$/.test(value.trim())) return Number(value);
   if (types.has("boolean") && (value === "true" || value === "false")) return value === "true";
@@ -74,8 +75,9 @@ function coerceText(value: string, types: Set<string>): unknown {
   if (types.has("object") || types.has("array")) {
     try {
       return JSON.parse(value);
-    } catch {
-      return value;
+    } catch (error) {
+      // Said as what it is, not as the schema's "expected record, received string".
+      throw invalid(`${key}: invalid JSON (${(error as Error).message})`);
     }
   }
   return value;

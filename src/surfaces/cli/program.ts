@@ -84,6 +84,8 @@ export function addOperationCommands(program: Command, operations: readonly AnyO
   async function waitAndReport(jobId: string, json: boolean): Promise<void> {
     const byName = new Map(operations.map((o) => [o.name, o]));
     const stopExecution = (await io.ensureExecution?.()) ?? (async () => undefined);
+    // The id first: whatever happens to this command, the job can be found and followed again.
+    io.err(`Job ${jobId} started; following it (jobhouse job get ${jobId})`);
     let job;
     try {
       job = await followJob(jobId, call, byName, {
@@ -98,7 +100,10 @@ export function addOperationCommands(program: Command, operations: readonly AnyO
     const result = job.status === "COMPLETED" ? await resolveJobResult(job, call, byName) : null;
     if (json) io.out(JSON.stringify({ ...job, result }, null, 2));
     else if (job.status === "COMPLETED") io.out(`Job ${job.id} (${job.name}) COMPLETED in ${job.duration_ms ?? 0} ms\nresult: ${JSON.stringify(result, null, 2)}`);
-    else io.err(`Job ${job.id} (${job.name}) ${job.status}: ${job.error ?? "no error recorded"}`);
+    else {
+      const failed = job.tasks.find((t) => t.status === "FAILED");
+      io.err(`Job ${job.id} (${job.name}) ${job.status}: ${job.error ?? "no error recorded"}` + (failed ? `\nits log: jobhouse task logs ${failed.id}` : ""));
+    }
     if (job.status !== "COMPLETED") throw new JobNotCompleted(job.status);
   }
 }
