@@ -88,6 +88,15 @@ forEachBackend("HTTP documents", (backend) => {
     expect(withOutput).toEqual(expect.arrayContaining(["list_jobs", "get_job", "run_job", "get_task", "purge_objects"]));
   });
 
+  it("MCP explains the model at initialize, and a missing argument is named", async () => {
+    const client = await h.mcp();
+    const instructions = client.getInstructions() ?? "";
+    for (const word of ["job", "task", "run_job", "register_job", "data objects", "lineage", "most recent run"]) expect(instructions).toContain(word);
+    const missing = await client.callTool({ name: "get_job", arguments: {} });
+    expect(missing.isError).toBe(true);
+    expect(JSON.parse((missing.content as { text: string }[])[0]!.text)).toMatchObject({ code: "invalid", detail: expect.stringMatching(/^ref\b/) });
+  });
+
   it("MCP surfaces NotFound, Conflict and Invalid as tool errors with code and detail", async () => {
     const client = await h.mcp();
     const missing = await client.callTool({ name: "get_job", arguments: { ref: "424242" } });

@@ -9,6 +9,16 @@ import type { Logger } from "../../core/log.js";
 import type { AnyOperation, OperationContext } from "../../operations/index.js";
 import { callTool, describeTool, toolOperations } from "./tools.js";
 
+/** What an agent needs to know before its first call (sent at initialize). */
+const INSTRUCTIONS = [
+  "jobhouse runs data pipelines written in TypeScript.",
+  "A job is a function (an entrypoint \"file.ts:export\") that calls tasks; running it (run_job, with kwargs) makes a job whose tasks form a graph: each task runs once its inputs are ready, is retried on failure as configured, and ends COMPLETED, FAILED, SKIPPED or CANCELLED; the job ends when its tasks have.",
+  "A job is named by its numeric id or by its name (a name means its most recent run); list_jobs filters by status, name and time, get_job shows its tasks, get_task a task's arguments, result and error, cancel_job stops one.",
+  "register_job stores an entrypoint under a name, with default kwargs and an optional cron schedule; run_job then takes that name.",
+  "Tasks make data objects: tables in ClickHouse with a schema and lineage (which task, which operation, which upstream objects), listed by list_objects and read by get_object; temp objects go when their job no longer needs them, job objects with their job, global ones when deleted.",
+  "Workers (list_workers) run the tasks. Errors come back as problems with a status, a code and a detail naming the field at fault.",
+].join(" ");
+
 export interface McpEndpoint {
   handle(req: IncomingMessage, res: ServerResponse, body: unknown, ctx: OperationContext): Promise<void>;
 }
@@ -19,7 +29,7 @@ export function createMcpEndpoint(operations: readonly AnyOperation[], version: 
   const listing = tools.map(describeTool);
 
   const serverFor = (ctx: OperationContext) => {
-    const server = new Server({ name: "jobhouse", version }, { capabilities: { tools: {} } });
+    const server = new Server({ name: "jobhouse", version }, { capabilities: { tools: {} }, instructions: INSTRUCTIONS });
     server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: listing }));
     server.setRequestHandler(CallToolRequestSchema, async (request) =>
       callTool(byName.get(request.params.name), request.params.name, request.params.arguments, ctx, log),
