@@ -23,11 +23,15 @@ export async function ensurePortFree(host: string, port: number): Promise<void> 
   });
 }
 
-/** Listens; the port can still be taken between the probe and now, and is refused the same way. */
+/**
+ * Listens; the port can still be taken between the probe and now, and is refused the same way,
+ * with the app closed.
+ */
 export async function listenOrRefuse(app: FastifyInstance, host: string, port: number): Promise<number> {
   try {
     await app.listen({ host, port });
   } catch (error) {
+    await app.close().catch(() => undefined);
     throw refusal(error, host, port);
   }
   const address = app.server.address();

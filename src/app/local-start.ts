@@ -69,13 +69,7 @@ export async function startLocalServer(config: Config, options: LocalServerOptio
     const host = "127.0.0.1";
     const app = await buildHttpApp(service, operations, { webRoot: WEB_ROOT, localSecret: secret, listenHost: host, allowedHosts: config.allowedHosts });
     // The port first: a taken one refuses the start before any worker or background loop runs.
-    let boundPort: number;
-    try {
-      boundPort = await listenOrRefuse(app, host, port);
-    } catch (error) {
-      await app.close();
-      throw error;
-    }
+    const boundPort = await listenOrRefuse(app, host, port);
     const engine = await startEngine(service, {
       concurrency: options.concurrency ?? config.workerConcurrency,
       background: true,

@@ -3,7 +3,7 @@
 // older than its own build and ends cleanly on SIGTERM/SIGINT.
 
 import { type Config, redactUrl } from "../core/config.js";
-import { invalid, unavailable } from "../core/errors.js";
+import { invalid, isServiceError, unavailable } from "../core/errors.js";
 import { startBackgroundLoop } from "../engine/background.js";
 import { dropObjectsOfJobs, sweepFinishedTemps } from "../engine/cleanup.js";
 import { openStore } from "../store/db.js";
@@ -23,7 +23,7 @@ async function requireCurrentSchema(config: Config): Promise<void> {
     const pending = await pendingMigrations(db);
     if (pending.length > 0) throw unavailable(`the SQL schema is older than this build (missing ${pending.join(", ")}): run \`jobhouse migrate\` first`, "schema_outdated");
   } catch (error) {
-    if ((error as { kind?: string }).kind) throw error;
+    if (isServiceError(error)) throw error;
     throw unavailable(`PostgreSQL at ${redactUrl(config.sql.location)} cannot be reached: ${(error as Error).message}`, "sql_unreachable");
   } finally {
     await db.destroy();

@@ -146,8 +146,8 @@ function checkScalar(value: unknown, type: string): void {
  */
 export function jsonConverter(type: string): (value: unknown) => unknown {
   const nullable = type.startsWith("Nullable(");
-  const base = typeShape(type).base;
-  if (typeShape(type).arrayDepth === 0 && (base === "String" || /^Float(?:32|64)$/.test(base) || /^Int(?:8|16|32|64)$/.test(base))) {
+  const { base, arrayDepth } = typeShape(type);
+  if (arrayDepth === 0 && (base === "String" || /^Float(?:32|64)$/.test(base) || /^Int(?:8|16|32|64)$/.test(base))) {
     // The hot loop: a string into String, a finite number into a float, an integer into an Int.
     const fast =
       base === "String"

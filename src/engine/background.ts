@@ -12,9 +12,10 @@ import type { Store } from "../store/db.js";
 import { deleteJob, findExpiredJobs } from "../store/jobs.js";
 import { advanceSchedule, findDueSchedules } from "../store/registered-jobs.js";
 import { listTasksHeldBy } from "../store/tasks.js";
-import { failAttempt, finishJobIfDone } from "../store/transitions.js";
+import { failAttempt } from "../store/transitions.js";
 import { findSilentWorkers, markWorkerLost, recordHeartbeat } from "../store/workers.js";
 import { decideRetry, stateAfterFailure } from "./retry.js";
+import { endJobIfDone } from "./runner.js";
 import { nextFireTime } from "./schedule.js";
 import type { RegisteredJobRow } from "../store/schema.js";
 import type { ChangeFeed } from "./changes.js";
@@ -104,9 +105,7 @@ async function retryTasksOf(deps: BackgroundDeps, workerId: bigint, now: number)
     });
     if (!outcome.failed) continue;
     deps.changes.publish({ type: "task", id: task.id, jobId: task.job_id, ...stateAfterFailure(retry, attempt) }, true);
-    if (retry.retryAtMs !== null || outcome.jobId === undefined) continue;
-    const status = await finishJobIfDone(deps.db, outcome.jobId, now);
-    if (status !== null) deps.changes.publish({ type: "job", id: outcome.jobId, status });
+    if (retry.retryAtMs === null && outcome.jobId !== undefined) await endJobIfDone(deps, outcome.jobId);
   }
 }
 

@@ -33,7 +33,13 @@ export function createLocalChangeFeed(onListenerError: (error: unknown) => void 
   const listeners = new Set<ChangeListener>();
   return {
     publish(change, ready = false) {
-      deliver(listeners, { change, ready }, onListenerError);
+      for (const listener of listeners) {
+        try {
+          listener({ change, ready });
+        } catch (error) {
+          onListenerError(error);
+        }
+      }
     },
     subscribe(listener) {
       listeners.add(listener);
@@ -41,16 +47,6 @@ export function createLocalChangeFeed(onListenerError: (error: unknown) => void 
     },
     close: async () => undefined,
   };
-}
-
-function deliver(listeners: Set<ChangeListener>, published: Published, onListenerError: (error: unknown) => void): void {
-  for (const listener of listeners) {
-    try {
-      listener(published);
-    } catch (error) {
-      onListenerError(error);
-    }
-  }
 }
 
 /** How changes reach other processes (PostgreSQL NOTIFY in store/notify.ts). */
@@ -81,16 +77,18 @@ const SEND_INTERVAL_MS = 20;
  * a process ignores its own messages, which its listeners already had.
  */
 export async function createSharedChangeFeed(transport: ChangeTransport, options: SharedFeedOptions): Promise<ChangeFeed> {
-  const listeners = new Set<ChangeListener>();
+  // Delivery within this process is the local feed's; this adds the way out and the way in.
+  const local = createLocalChangeFeed(options.onError);
   const origin = Math.random().toString(36).slice(2, 10);
   const ownPrefix = `{"o":"${origin}"`;
   let outbox: string[] = [];
   let flushing: Promise<void> = Promise.resolve();
-  let flushScheduled = false;
+  /** Set while a flush is scheduled: cancels it. */
+  let cancelFlush: (() => void) | undefined;
   let lastFlushAt = 0;
 
   const flush = () => {
-    flushScheduled = false;
+    cancelFlush = undefined;
     lastFlushAt = Date.now();
     const batch = outbox;
     outbox = [];
@@ -104,32 +102,35 @@ export async function createSharedChangeFeed(transport: ChangeTransport, options
     await transport.listen(
       (payload) => {
         if (payload.startsWith(ownPrefix)) return;
-        const message = decodePayload(payload);
-        if (!message) return;
-        for (const published of message.changes) deliver(listeners, published, options.onError);
+        for (const { change, ready } of decodePayload(payload)?.changes ?? []) local.publish(change, ready);
       },
-      () => deliver(listeners, { change: { type: "resync" }, ready: true }, options.onError),
+      () => local.publish({ type: "resync" }, true),
     );
   }
 
   return {
     publish(change, ready = false) {
-      deliver(listeners, { change, ready }, options.onError);
+      local.publish(change, ready);
       if (change.type === "resync") return;
       outbox.push(encodeChange(change, ready));
-      if (!flushScheduled) {
-        flushScheduled = true;
+      if (cancelFlush === undefined) {
         const wait = lastFlushAt + SEND_INTERVAL_MS - Date.now();
-        if (wait <= 0) setImmediate(flush);
-        else setTimeout(flush, wait);
+        if (wait <= 0) {
+          const immediate = setImmediate(flush);
+          cancelFlush = () => clearImmediate(immediate);
+        } else {
+          const timer = setTimeout(flush, wait);
+          cancelFlush = () => clearTimeout(timer);
+        }
       }
     },
-    subscribe(listener) {
-      listeners.add(listener);
-      return () => listeners.delete(listener);
-    },
+    subscribe: local.subscribe,
     async close() {
-      if (outbox.length > 0) flush();
+      // What is waiting for its slot leaves now; nothing is sent after the transport closed.
+      if (cancelFlush !== undefined) {
+        cancelFlush();
+        flush();
+      }
       await flushing;
       await transport.close();
     },

@@ -208,9 +208,8 @@ async function runWithLimits(deps: EngineDeps, task: TaskRow, controller: AbortC
       );
     }
     const onAbort = () => {
-      const reason = controller.signal.reason;
-      thread.abort(reason instanceof Error ? reason.message : String(reason));
-      if (reason instanceof AttemptAbandoned) giveUp(reason);
+      thread.abort(abortReason(controller.signal));
+      if (controller.signal.reason instanceof AttemptAbandoned) giveUp(controller.signal.reason);
     };
     // Cancelled while its arguments were being resolved: tell the thread at once.
     if (controller.signal.aborted) onAbort();
@@ -236,12 +235,16 @@ async function runWithLimits(deps: EngineDeps, task: TaskRow, controller: AbortC
   }
 }
 
+/** Ends the job if its last task has ended, and publishes the end; null while tasks are open. */
+export async function endJobIfDone(deps: Pick<EngineDeps, "db" | "clock" | "changes">, jobId: bigint): Promise<string | null> {
+  const status = await finishJobIfDone(deps.db, jobId, deps.clock.now());
+  if (status !== null) deps.changes.publish({ type: "job", id: jobId, status });
+  return status;
+}
+
 /** Ends the job if its last task just ended, then drops its temp objects (NONE jobs). */
 export async function finishJob(deps: EngineDeps, jobId: bigint): Promise<void> {
-  const status = await finishJobIfDone(deps.db, jobId, deps.clock.now());
-  if (status === null) return;
-  deps.changes.publish({ type: "job", id: jobId, status });
-  await dropFinishedTemps(deps.db, deps.columns, jobId);
+  if ((await endJobIfDone(deps, jobId)) !== null) await dropFinishedTemps(deps.db, deps.columns, jobId);
 }
 
 

@@ -3,7 +3,7 @@
 import { makeFilesPrivate, makePrivateDir } from "../core/private-files.js";
 import { dirname } from "node:path";
 import SQLite from "better-sqlite3";
-import { CompiledQuery, type DatabaseConnection, type Driver, Kysely, PostgresAdapter, PostgresDialect, SqliteDialect, SqliteDriver } from "kysely";
+import { CompiledQuery, type DatabaseConnection, type Driver, Kysely, PostgresAdapter, PostgresDialect, SqliteDialect, SqliteDriver, sql } from "kysely";
 import pg from "pg";
 import type { SqlTarget } from "../core/config.js";
 import type { Database } from "./schema.js";
@@ -117,6 +117,12 @@ function usePreparedStatements(client: pg.PoolClient): void {
   }) as typeof client.query;
 }
 
+
+/** The PostgreSQL schema the store's tables live in (its search_path), undefined if none. */
+export async function currentPgSchema(db: Store): Promise<string | undefined> {
+  const { rows } = await sql<{ schema: string | null }>`select current_schema() as schema`.execute(db);
+  return rows[0]?.schema ?? undefined;
+}
 
 /** Row locks (FOR UPDATE / FOR SHARE) exist on PostgreSQL; SQLite serializes writers instead. */
 export const isPostgres = (db: { getExecutor(): { adapter: unknown } }): boolean => db.getExecutor().adapter instanceof PostgresAdapter;

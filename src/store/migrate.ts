@@ -1,7 +1,7 @@
 // Runs the numbered migrations (the same files on both dialects) through Kysely's Migrator.
 
-import { type Kysely, type Migration, type MigrationProvider, Migrator, sql } from "kysely";
-import { isPostgres } from "./db.js";
+import { type Kysely, type Migration, type MigrationProvider, Migrator } from "kysely";
+import { currentPgSchema, isPostgres } from "./db.js";
 import * as initial from "./migrations/001-initial.js";
 import * as dataLineage from "./migrations/002-data-lineage.js";
 
@@ -22,7 +22,7 @@ export async function migrateToLatest(db: Kysely<any>): Promise<string[]> {
     migrationLockTableName: "schema_migrations_lock",
     // Kysely looks for its tables in every schema unless told which: name the current one, so
     // several deployments (or test runs) can share one PostgreSQL database.
-    ...(await currentPgSchema(db)),
+    ...(await migrationTableSchema(db)),
   });
   const { error, results } = await migrator.migrateToLatest();
   if (error) throw error instanceof Error ? error : new Error(String(error));
@@ -30,16 +30,15 @@ export async function migrateToLatest(db: Kysely<any>): Promise<string[]> {
 }
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
-async function currentPgSchema(db: Kysely<any>): Promise<{ migrationTableSchema?: string }> {
-  if (!isPostgres(db)) return {};
-  const { rows } = await sql<{ schema: string }>`select current_schema() as schema`.execute(db);
-  return rows[0]?.schema ? { migrationTableSchema: rows[0].schema } : {};
+async function migrationTableSchema(db: Kysely<any>): Promise<{ migrationTableSchema?: string }> {
+  const schema = isPostgres(db) ? await currentPgSchema(db) : undefined;
+  return schema ? { migrationTableSchema: schema } : {};
 }
 
 /** Migrations this build knows that the schema has not had (all of them on an empty database). */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export async function pendingMigrations(db: Kysely<any>): Promise<string[]> {
-  const migrator = new Migrator({ db, provider, migrationTableName: "schema_migrations", migrationLockTableName: "schema_migrations_lock", ...(await currentPgSchema(db)) });
+  const migrator = new Migrator({ db, provider, migrationTableName: "schema_migrations", migrationLockTableName: "schema_migrations_lock", ...(await migrationTableSchema(db)) });
   const all = await migrator.getMigrations();
   return all.filter((m) => m.executedAt === undefined).map((m) => m.name);
 }

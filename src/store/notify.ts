@@ -4,7 +4,7 @@
 
 import { sql } from "kysely";
 import pg from "pg";
-import type { Store } from "./db.js";
+import { type Store, currentPgSchema } from "./db.js";
 
 /** PostgreSQL refuses NOTIFY payloads from 8,000 bytes; stay clear of it. */
 const MAX_PAYLOAD_BYTES = 7_500;
@@ -23,19 +23,21 @@ export interface NotifyChannel {
  * (several deployments, or test suites, sharing one database must not wake each other).
  */
 async function channelName(db: Store): Promise<string> {
-  const { rows } = await sql<{ schema: string }>`SELECT current_schema() AS schema`.execute(db);
-  const schema = rows[0]?.schema ?? "public";
+  const schema = (await currentPgSchema(db)) ?? "public";
   return schema === "public" ? "job_events" : `job_events:${schema}`;
 }
 
 export function openNotifyChannel(db: Store, connectionString: string, onError: (error: unknown) => void): NotifyChannel {
-  const channel = channelName(db);
+  // Asked on first use, not at open: a one-shot command that never sends asks nothing (and a
+  // failed lookup surfaces where it is awaited, never as an unhandled rejection).
+  let channelLookup: Promise<string> | undefined;
+  const channel = () => (channelLookup ??= channelName(db));
   let client: pg.Client | null = null;
   let closed = false;
   let retryTimer: NodeJS.Timeout | undefined;
 
   async function connect(onPayload: (payload: string) => void): Promise<pg.Client> {
-    const name = await channel;
+    const name = await channel();
     const next = new pg.Client({ connectionString, keepAlive: true, application_name: "jobhouse-listener" });
     next.on("notification", (message) => {
       if (message.channel === name && message.payload !== undefined) onPayload(message.payload);
@@ -50,7 +52,7 @@ export function openNotifyChannel(db: Store, connectionString: string, onError: 
   return {
     maxPayloadBytes: MAX_PAYLOAD_BYTES,
     async send(payload) {
-      await sql`SELECT pg_notify(${await channel}, ${payload})`.execute(db);
+      await sql`SELECT pg_notify(${await channel()}, ${payload})`.execute(db);
     },
     async listen(onPayload, onResync) {
       let delayMs = RECONNECT_MIN_MS;

@@ -80,7 +80,8 @@ export async function completeTask(db: Store, c: Completion): Promise<{ complete
 
 /**
  * The common completion (no children, no references in the result) as one statement, one round
- * trip instead of a transaction's five: the guarded update and the release of its dependents.
+ * trip instead of a transaction's five: the guarded update and the release of its dependents
+ * (PostgreSQL runs a data-modifying CTE to completion whether or not the query reads it).
  */
 async function completeLeafOnPostgres(db: Store, c: Completion): Promise<{ completed: boolean; jobId?: bigint }> {
   const { rows } = await sql<{ job_id: bigint }>`
@@ -90,9 +91,8 @@ async function completeLeafOnPostgres(db: Store, c: Completion): Promise<{ compl
       RETURNING job_id),
     released AS (
       UPDATE tasks SET pending_deps = pending_deps - 1, ready_at = CASE WHEN pending_deps = 1 THEN ${c.nowMs} ELSE ready_at END
-      WHERE id IN (SELECT task_id FROM task_deps WHERE depends_on_id = ${c.key.taskId}) AND status = 'PENDING' AND EXISTS (SELECT 1 FROM done)
-      RETURNING id)
-    SELECT job_id, (SELECT count(*) FROM released) AS released FROM done`.execute(db);
+      WHERE id IN (SELECT task_id FROM task_deps WHERE depends_on_id = ${c.key.taskId}) AND status = 'PENDING' AND EXISTS (SELECT 1 FROM done))
+    SELECT job_id FROM done`.execute(db);
   return rows[0] ? { completed: true, jobId: rows[0].job_id } : { completed: false };
 }
 
