@@ -7,7 +7,7 @@ import type { EngineRuntime } from "../src/app/engine-runtime.js";
 import type { JobDetail } from "../src/models/jobs.js";
 import type { TaskDetail, TaskLogsView } from "../src/models/tasks.js";
 import { forEachBackend } from "./support/backends.js";
-import { entry, runAndWait, waitFor, withEngine } from "./support/engine.js";
+import { entry, runAndWait, waitFor, waitForJob, withEngine } from "./support/engine.js";
 import { type Harness, startHarness } from "./support/harness.js";
 
 const task = (h: Harness, id: string) => h.call("get_task", { id }) as Promise<TaskDetail>;
@@ -207,6 +207,31 @@ forEachBackend("engine", (backend) => {
     expect(workers.items.map((w) => w.id)).toContain(id);
     expect(((await h.http("POST", `/api/v0/workers/${id}/stop`)).body as { status: string }).status).toBe("STOPPING");
     expect((await h.http("POST", `/api/v0/workers/${id}/stop`)).status).toBe(409);
+  });
+});
+
+forEachBackend("engine with one slot", (backend) => {
+  let h: Harness;
+  let engine: EngineRuntime;
+  beforeAll(async () => {
+    h = await startHarness(backend);
+    engine = await withEngine(h, 1);
+  });
+  afterAll(async () => {
+    await engine?.stop();
+    await h?.close();
+  });
+
+  // On PostgreSQL a completion claims its slot's next task in the same statement, so the worker may
+  // never make a claim of its own while work is queued: the job that just ended must still end.
+  it("ends a job while its worker's only slot runs another job's long task", async () => {
+    const first = (await h.call("run_job", { name: entry("sleepy"), kwargs: { ms: 400 } })) as { id: string };
+    await waitFor("the sleeper to run", async () => ((await h.call("get_job", { ref: first.id })) as JobDetail).tasks.some((t) => t.name === "sleeper" && t.status === "RUNNING"));
+    const second = (await h.call("run_job", { name: entry("nap"), kwargs: { ms: 20_000 } })) as { id: string };
+    const ended = await waitForJob(h, first.id, 10_000);
+    expect(ended.status).toBe("COMPLETED");
+    expect(((await h.call("get_job", { ref: second.id })) as JobDetail).status).toBe("RUNNING");
+    await h.call("cancel_job", { ref: second.id });
   });
 });
 

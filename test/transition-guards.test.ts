@@ -5,7 +5,7 @@
 
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startRun } from "../src/engine/start-run.js";
-import { claimReadyTasks } from "../src/store/claims.js";
+import { claimReadyTasks, completeTaskAndClaim } from "../src/store/claims.js";
 import { type AttemptKey, completeTask, failAttempt } from "../src/store/transitions.js";
 import { insertWorker } from "../src/store/workers.js";
 import { forEachBackend } from "./support/backends.js";
@@ -97,6 +97,48 @@ forEachBackend("guarded transitions", (backend) => {
       const claims = await Promise.all(workers.map((w) => claimReadyTasks(db, { workerId: w, limit: 10, nowMs: now(), logDir: "/tmp/jobhouse-test-logs" })));
       const taken = claims.flatMap((c) => c.tasks).filter((t) => t.job_id === job.id);
       expect(taken).toHaveLength(1);
+    });
+  });
+
+  describe("a completion that claims its slot's next task", () => {
+    const startHello = () => {
+      const { db, ids, clock, config } = h.service;
+      return startRun(db, ids, clock, config, { name: "slot", entrypoint: "test/fixtures/jobs.ts:hello", kwargs: {}, runType: "MANUAL", preservationMode: "NONE", registeredName: null });
+    };
+    const request = (workerId: bigint, candidates: bigint[] = []) => ({ workerId, limit: 1, nowMs: now(), logDir: "/tmp/jobhouse-test-logs", settledCandidates: candidates });
+
+    it("completes the task and, on PostgreSQL, takes the next ready one in the same statement", async () => {
+      const key = await runningTask();
+      const job = await startHello();
+      const earlier = await startHello();
+      const { db } = h.service;
+      const outcome = await completeTaskAndClaim(db, completion(key, '"done"'), request(key.workerId, [earlier.id]));
+      expect(outcome.completed).toBe(true);
+      expect(await taskRow(key.taskId)).toMatchObject({ status: "COMPLETED", result_ref: '"done"' });
+      if (backend.name === "local") {
+        // One writer: nothing to gain by folding the claim in; the worker claims as usual.
+        expect(outcome.claim).toBeUndefined();
+        return;
+      }
+      expect(outcome.claim?.workerStatus).toBe("ACTIVE");
+      const [next] = outcome.claim!.tasks;
+      expect(outcome.claim!.tasks).toHaveLength(1);
+      expect(await taskRow(next!.id)).toMatchObject({ status: "RUNNING", worker_id: key.workerId });
+      // The job whose entry task it took is RUNNING, and was reported as started.
+      if (next!.job_id === job.id || next!.job_id === earlier.id) expect(outcome.claim!.startedJobs).toContain(next!.job_id);
+      // A candidate job with an open task is not settled.
+      expect(outcome.claim!.settledJobs).toEqual([]);
+    });
+
+    it("takes nothing for a worker that is no longer ACTIVE, and says so", async () => {
+      if (backend.name === "local") return;
+      const key = await runningTask();
+      await startHello();
+      const { db } = h.service;
+      await db.updateTable("workers").set({ status: "STOPPING" }).where("id", "=", key.workerId).execute();
+      const outcome = await completeTaskAndClaim(db, completion(key, '"done"'), request(key.workerId));
+      expect(outcome.completed).toBe(true);
+      expect(outcome.claim).toMatchObject({ tasks: [], workerStatus: "STOPPING" });
     });
   });
 });

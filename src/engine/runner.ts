@@ -7,7 +7,8 @@ import type { IdGenerator } from "../core/ids.js";
 import type { Logger } from "../core/log.js";
 import type { Store } from "../store/db.js";
 import type { TaskRow } from "../store/schema.js";
-import { type AttemptKey, completeTask, failAttempt, finishJobIfDone } from "../store/transitions.js";
+import { type ClaimRequest, type ClaimResult, completeTaskAndClaim } from "../store/claims.js";
+import { type AttemptKey, failAttempt, finishJobIfDone } from "../store/transitions.js";
 import type { ColumnStore } from "../data/client.js";
 import { dropFailedAttemptObjects, dropFinishedTemps, dropUnusedTemps } from "./cleanup.js";
 import type { ChangeFeed } from "./changes.js";
@@ -59,25 +60,51 @@ export interface RunningAttempt {
 
 class AttemptAbandoned extends Error {}
 
-/**
- * Starts the attempt of a claimed task; the returned handle lets the worker cancel it. `onSettled`
- * learns whether the attempt's success was recorded: the worker counts its completions, and asks
- * at its next claim whether the task's job has ended (see ClaimRequest.settledCandidates).
- */
-export function startAttempt(deps: EngineDeps, task: TaskRow, workerId: bigint, onSettled: (completed: boolean) => void): RunningAttempt {
+/** What the worker lends an attempt: the slot it runs in. */
+export interface AttemptSlot {
+  /**
+   * Asked as the attempt completes: the claim of the slot's next task, made in the completion's
+   * own statement where the store can (see completeTaskAndClaim); undefined for none.
+   */
+  nextClaim(): ClaimRequest | undefined;
+  /**
+   * The outcome is recorded: whether the attempt completed the task (the worker counts its
+   * completions, and asks at its next claim whether the task's job has ended: see
+   * ClaimRequest.settledCandidates), and the claim asked for with what it took, if it was made.
+   */
+  settled(outcome: SlotOutcome): void;
+}
+
+export interface SlotOutcome {
+  completed: boolean;
+  request?: ClaimRequest;
+  claim?: ClaimResult;
+}
+
+/** Starts the attempt of a claimed task; the returned handle lets the worker cancel it. */
+export function startAttempt(deps: EngineDeps, task: TaskRow, workerId: bigint, slot: AttemptSlot): RunningAttempt {
   const key: AttemptKey = { taskId: task.id, workerId, attempt: Number(task.attempt) };
   const controller = new AbortController();
-  const done = runAttempt(deps, task, key, controller)
+  // Filled by the attempt when it asks for the slot's next claim, handed back whatever happens.
+  const handoff: Omit<SlotOutcome, "completed"> = {};
+  const done = runAttempt(deps, task, key, controller, slot, handoff)
     .catch((error: unknown) => {
       deps.log.error(`task ${task.id} attempt ${key.attempt} could not be recorded: ${(error as Error)?.stack ?? error}`);
       return false;
     })
-    .then(onSettled);
+    .then((completed) => slot.settled({ completed, ...handoff }));
   return { key, controller, done };
 }
 
 /** Resolves true when the attempt completed the task. */
-async function runAttempt(deps: EngineDeps, task: TaskRow, key: AttemptKey, controller: AbortController): Promise<boolean> {
+async function runAttempt(
+  deps: EngineDeps,
+  task: TaskRow,
+  key: AttemptKey,
+  controller: AbortController,
+  slot: AttemptSlot,
+  handoff: Omit<SlotOutcome, "completed">,
+): Promise<boolean> {
   const { db, clock } = deps;
   // The claim made the task RUNNING and named its log (a cancel since then is seen by the worker's
   // revocation check, and every transition below is guarded).
@@ -136,7 +163,10 @@ async function runAttempt(deps: EngineDeps, task: TaskRow, key: AttemptKey, cont
     const children = outcome.children ?? [];
     // From the stored JSON, not the live value: a DataObject carries its whole data scope.
     const references = [...collectReferences(JSON.parse(resultJson))].map(BigInt);
-    const completed = await completeTask(db, { key, resultJson, children, resultReferences: references, nowMs: clock.now() });
+    // The slot's next task is claimed with this completion unless cleanup must run first.
+    handoff.request = objectsMade.size === 0 ? slot.nextClaim() : undefined;
+    const completed = await completeTaskAndClaim(db, { key, resultJson, children, resultReferences: references, nowMs: clock.now() }, handoff.request);
+    handoff.claim = completed.claim;
     // Its children and dependents may be ready now.
     if (completed.completed) publishTask("COMPLETED", key.attempt, true);
     log.write("INFO", completed.completed ? `completed in ${clock.now() - started} ms` : "finished, but the task was cancelled or reassigned meanwhile: result discarded");
@@ -174,7 +204,7 @@ async function runAttempt(deps: EngineDeps, task: TaskRow, key: AttemptKey, cont
   } finally {
     // A thread that is still running abandoned code (timeout, cancel) or died is replaced.
     deps.threads.release(thread, threadReusable);
-    log.close();
+    await log.close();
   }
 }
 

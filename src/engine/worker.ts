@@ -3,10 +3,14 @@
 
 import { hostname } from "node:os";
 import type { Store } from "../store/db.js";
-import { claimReadyTasks } from "../store/claims.js";
+import { type ClaimRequest, type ClaimResult, claimReadyTasks } from "../store/claims.js";
+import type { TaskRow } from "../store/schema.js";
 import { findRevokedTasks } from "../store/transitions.js";
 import { insertWorker, markWorkerStopped, recordHeartbeat } from "../store/workers.js";
 import { type EngineDeps, type RunningAttempt, abandonAttempt, finishJob, startAttempt } from "./runner.js";
+
+/** How long a job that may have ended waits for a claim to ask about it before it is asked alone. */
+const SETTLE_DELAY_MS = 20;
 
 export interface WorkerOptions {
   concurrency: number;
@@ -27,6 +31,10 @@ export class Worker {
   private unreported = 0;
   /** Jobs in which this worker completed a task since its last claim: has one of them ended? */
   private mayHaveEnded = new Set<bigint>();
+  /** When the oldest of `mayHaveEnded` is to be asked about even if no claim comes first. */
+  private settleDueAt = 0;
+  /** Slots whose completing attempt is claiming their next task (counted against max_tasks). */
+  private reservedSlots = 0;
   private stopping = false;
   private wakeUp: (() => void) | null = null;
   /** When the next waiting task becomes ready, as the last empty claim saw it. */
@@ -89,15 +97,19 @@ export class Worker {
     try {
       while (!this.stopping) {
         const free = this.options.concurrency - this.running.size;
-        const budget = this.options.maxTasks === null ? free : Math.min(free, this.options.maxTasks - this.started);
+        const budget = this.options.maxTasks === null ? free : Math.min(free, this.options.maxTasks - this.started - this.reservedSlots);
         if (this.options.maxTasks !== null && this.started >= this.options.maxTasks) this.stopping = true;
-        const claimed = budget > 0 ? await this.claim(budget) : 0;
+        // With every slot busy, jobs that may have ended are asked about on their own once they
+        // have waited SETTLE_DELAY_MS (while work flows, a completion's claim asks sooner).
+        const settleDue = this.mayHaveEnded.size > 0 && this.deps.clock.now() >= this.settleDueAt;
+        const claimed = budget > 0 || settleDue ? await this.claim(Math.max(0, budget)) : 0;
         if (claimed === 0 && !this.stopping) {
           if (this.running.size === 0) await this.reportCompletions();
           await this.sleep();
         }
       }
-      await Promise.all([...this.running.values()].map((a) => a.done));
+      // A completion's claim made just before the stop may still start a task: wait for those too.
+      while (this.running.size > 0) await Promise.all([...this.running.values()].map((a) => a.done));
       // No claim follows to ask whether these jobs ended: ask directly.
       for (const jobId of this.takeCandidates()) await finishJob(this.deps, jobId).catch((error) => this.deps.log.warn(`job ${jobId}: ${(error as Error).message}`));
     } finally {
@@ -108,39 +120,75 @@ export class Worker {
   }
 
   private async claim(budget: number): Promise<number> {
-    let tasks;
-    const candidates = this.takeCandidates();
+    const request = this.claimRequest(budget);
     try {
-      const claim = await claimReadyTasks(this.db, { workerId: this.id, limit: budget, nowMs: this.deps.clock.now(), logDir: this.deps.config.logDir, settledCandidates: candidates });
-      for (const jobId of claim.settledJobs) await finishJob(this.deps, jobId);
-      this.nextReadyAt = claim.nextReadyAt;
-      if (claim.workerStatus !== "ACTIVE") {
-        this.obey(claim.workerStatus);
-        return 0;
-      }
-      tasks = claim.tasks;
-      for (const jobId of claim.startedJobs) this.deps.changes.publish({ type: "job", id: jobId, status: "RUNNING" });
+      return await this.accept(await claimReadyTasks(this.db, request));
     } catch (error) {
-      // Asked again at the next claim (finishing a job twice is harmless: it is guarded).
-      for (const jobId of candidates) this.mayHaveEnded.add(jobId);
+      this.returnCandidates(request);
       this.deps.log.warn(`worker ${this.id}: claiming failed, retrying: ${(error as Error).message}`);
       return 0;
     }
-    for (const task of tasks) {
-      this.deps.changes.publish({ type: "task", id: task.id, jobId: task.job_id, status: "RUNNING", attempt: Number(task.attempt) });
-      this.started += 1;
-      const attempt = startAttempt(this.deps, task, this.id, (completed) => {
+  }
+
+  /** A claim of `limit` tasks that also asks which of this worker's recent jobs have ended. */
+  private claimRequest(limit: number): ClaimRequest {
+    return { workerId: this.id, limit, nowMs: this.deps.clock.now(), logDir: this.deps.config.logDir, settledCandidates: this.takeCandidates() };
+  }
+
+  /** Asked again at the next claim (finishing a job twice is harmless: it is guarded). */
+  private returnCandidates(request: ClaimRequest): void {
+    for (const jobId of request.settledCandidates ?? []) this.noteMayHaveEnded(jobId);
+  }
+
+  /** Starts what a claim took (synchronously: the slots are taken before this returns its promise), then ends the jobs it found settled. */
+  private async accept(claim: ClaimResult): Promise<number> {
+    this.nextReadyAt = claim.nextReadyAt;
+    if (claim.workerStatus !== "ACTIVE") {
+      this.obey(claim.workerStatus);
+      return 0;
+    }
+    for (const jobId of claim.startedJobs) this.deps.changes.publish({ type: "job", id: jobId, status: "RUNNING" });
+    for (const task of claim.tasks) this.startTask(task);
+    for (const jobId of claim.settledJobs) await finishJob(this.deps, jobId);
+    return claim.tasks.length;
+  }
+
+  private startTask(task: TaskRow): void {
+    this.deps.changes.publish({ type: "task", id: task.id, jobId: task.job_id, status: "RUNNING", attempt: Number(task.attempt) });
+    this.started += 1;
+    const attempt = startAttempt(this.deps, task, this.id, {
+      nextClaim: () => this.slotClaimRequest(),
+      settled: ({ completed, request, claim }) => {
+        if (request) this.reservedSlots -= 1;
         if (completed) {
           this.unreported += 1;
-          this.mayHaveEnded.add(task.job_id);
+          this.noteMayHaveEnded(task.job_id);
         }
         this.running.delete(task.id);
-        // A finished task frees a slot and may have made others ready.
-        this.wake();
-      });
-      this.running.set(task.id, attempt);
-    }
-    return tasks.length;
+        if (claim) {
+          void this.accept(claim).catch((error) => {
+            this.returnCandidates(request!);
+            this.deps.log.warn(`worker ${this.id}: ${(error as Error).message}`);
+          });
+        } else if (request) this.returnCandidates(request);
+        // A slot left free, or a task that may have made others ready: claim again.
+        if (!claim || claim.tasks.length === 0) this.wake();
+      },
+    });
+    this.running.set(task.id, attempt);
+  }
+
+  /** The claim a completing attempt makes for its own slot, or none when the worker takes no more. */
+  private slotClaimRequest(): ClaimRequest | undefined {
+    if (this.stopping) return undefined;
+    if (this.options.maxTasks !== null && this.started + this.reservedSlots >= this.options.maxTasks) return undefined;
+    this.reservedSlots += 1;
+    return this.claimRequest(1);
+  }
+
+  private noteMayHaveEnded(jobId: bigint): void {
+    if (this.mayHaveEnded.size === 0) this.settleDueAt = this.deps.clock.now() + SETTLE_DELAY_MS;
+    this.mayHaveEnded.add(jobId);
   }
 
   private sleep(): Promise<void> {
@@ -157,8 +205,10 @@ export class Worker {
       };
       // Until the next poll, or sooner when a waiting task (a retry after its backoff) is due.
       const pollMs = this.options.pollMs ?? 100;
-      const dueInMs = this.nextReadyAt === undefined ? pollMs : Math.max(0, this.nextReadyAt - this.deps.clock.now());
-      const timer = setTimeout(done, Math.min(pollMs, dueInMs));
+      const now = this.deps.clock.now();
+      const dueInMs = this.nextReadyAt === undefined ? pollMs : Math.max(0, this.nextReadyAt - now);
+      const settleInMs = this.mayHaveEnded.size === 0 ? pollMs : Math.max(0, this.settleDueAt - now);
+      const timer = setTimeout(done, Math.min(pollMs, dueInMs, settleInMs));
       // Resolve after pending I/O callbacks: attempts finishing together free their slots before
       // the next claim, which then takes several tasks in one statement instead of one each.
       this.wakeUp = () => {

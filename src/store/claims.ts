@@ -8,6 +8,7 @@ import { sql } from "kysely";
 import { OPEN_TASK_STATUSES } from "../core/statuses.js";
 import { type Store, isPostgres } from "./db.js";
 import type { TaskRow } from "./schema.js";
+import { type Completion, type LeafCompletion, completeTask, leafCompletionCtes } from "./transitions.js";
 
 export interface ClaimResult {
   tasks: TaskRow[];
@@ -44,15 +45,18 @@ export async function claimReadyTasks(db: Store, request: ClaimRequest): Promise
 const logPathSql = (logDir: string) =>
   sql<string>`${logDir.replace(/(.)\/+$/, "$1")} || '/' || CAST(job_id AS TEXT) || '/' || CAST(id AS TEXT) || '/' || CAST(attempt AS TEXT) || '.log'`;
 
+type ClaimRow = Partial<TaskRow> & { worker_status: string | null; started_jobs: string[] | null; settled_jobs: string[] | null; next_ready_at: bigint | null };
+
 /**
- * One statement, one round trip: the worker's status under FOR SHARE (the lost-worker reaper waits
- * for this claim to commit, then sees and retries what it took, or the claim sees LOST and takes
- * nothing), the ready tasks under FOR UPDATE SKIP LOCKED, RUNNING, and their jobs RUNNING when
- * this is their first claim.
+ * The claim as common table expressions (w, picked, claimed, started, settled) and the select that
+ * reads them: the worker's status under FOR SHARE (the lost-worker reaper waits for this claim to
+ * commit, then sees and retries what it took, or the claim sees LOST and takes nothing), the ready
+ * tasks under FOR UPDATE SKIP LOCKED, RUNNING, and their jobs RUNNING when this is their first
+ * claim. Shared by the claim alone and the completion that claims the slot's next task.
  */
-async function claimOnPostgres(db: Store, { workerId, limit, nowMs, logDir, settledCandidates }: ClaimRequest): Promise<ClaimResult> {
-  const { rows } = await sql<Partial<TaskRow> & { worker_status: string | null; started_jobs: string[] | null; settled_jobs: string[] | null; next_ready_at: bigint | null }>`
-    WITH w AS (SELECT status FROM workers WHERE id = ${workerId} FOR SHARE),
+function claimCtes({ workerId, limit, nowMs, logDir, settledCandidates }: ClaimRequest) {
+  return sql`
+    w AS (SELECT status FROM workers WHERE id = ${workerId} FOR SHARE),
     picked AS (
       SELECT id FROM tasks
       WHERE status = 'PENDING' AND pending_deps = 0 AND ready_at <= ${nowMs} AND (SELECT status FROM w) = 'ACTIVE'
@@ -69,15 +73,22 @@ async function claimOnPostgres(db: Store, { workerId, limit, nowMs, logDir, sett
       RETURNING id),
     settled AS (
       SELECT c.id FROM unnest(${(settledCandidates ?? []).map(String)}::bigint[]) AS c(id)
-      WHERE NOT EXISTS (SELECT 1 FROM tasks WHERE job_id = c.id AND status IN (${sql.join([...OPEN_TASK_STATUSES])})))
-    SELECT (SELECT status FROM w) AS worker_status, (SELECT json_agg(id::text) FROM started) AS started_jobs,
-      (SELECT json_agg(id::text) FROM settled) AS settled_jobs,
-      CASE WHEN NOT EXISTS (SELECT 1 FROM claimed) THEN
-        (SELECT min(ready_at) FROM tasks WHERE status = 'PENDING' AND pending_deps = 0 AND ready_at > ${nowMs}) END AS next_ready_at,
-      claimed.*
-    FROM (SELECT 1) AS one LEFT JOIN claimed ON true`.execute(db);
+      WHERE NOT EXISTS (SELECT 1 FROM tasks WHERE job_id = c.id AND status IN (${sql.join([...OPEN_TASK_STATUSES])})))`;
+}
+
+function claimSelect({ nowMs }: ClaimRequest) {
+  return sql`
+    (SELECT status FROM w) AS worker_status, (SELECT json_agg(id::text) FROM started) AS started_jobs,
+    (SELECT json_agg(id::text) FROM settled) AS settled_jobs,
+    CASE WHEN NOT EXISTS (SELECT 1 FROM claimed) THEN
+      (SELECT min(ready_at) FROM tasks WHERE status = 'PENDING' AND pending_deps = 0 AND ready_at > ${nowMs}) END AS next_ready_at,
+    claimed.*`;
+}
+
+function readClaimRows<Extra extends object>(rows: (ClaimRow & Extra)[], extraKeys: (keyof Extra)[] = []): ClaimResult {
   const first = rows[0];
-  const tasks = rows.filter((r) => r.id != null).map(({ worker_status: _, started_jobs: __, settled_jobs: ___, next_ready_at: ____, ...task }) => task as TaskRow);
+  const meta = new Set<string>(["worker_status", "started_jobs", "settled_jobs", "next_ready_at", ...(extraKeys as string[])]);
+  const tasks = rows.filter((r) => r.id != null).map((row) => Object.fromEntries(Object.entries(row).filter(([key]) => !meta.has(key))) as unknown as TaskRow);
   return {
     tasks,
     workerStatus: first?.worker_status ?? undefined,
@@ -85,6 +96,41 @@ async function claimOnPostgres(db: Store, { workerId, limit, nowMs, logDir, sett
     settledJobs: (first?.settled_jobs ?? []).map(BigInt),
     nextReadyAt: first?.next_ready_at == null ? undefined : Number(first.next_ready_at),
   };
+}
+
+/** One statement, one round trip (see claimCtes). */
+async function claimOnPostgres(db: Store, request: ClaimRequest): Promise<ClaimResult> {
+  const { rows } = await sql<ClaimRow>`
+    WITH ${claimCtes(request)}
+    SELECT ${claimSelect(request)}
+    FROM (SELECT 1) AS one LEFT JOIN claimed ON true`.execute(db);
+  return readClaimRows(rows);
+}
+
+/**
+ * completeTask, and when `next` is given and the completion is a leaf on PostgreSQL, the claim of
+ * the slot's next task in the same statement; `claim` is undefined when no claim was made.
+ */
+export async function completeTaskAndClaim(db: Store, c: Completion, next: ClaimRequest | undefined): Promise<{ completed: boolean; jobId?: bigint; claim?: ClaimResult }> {
+  if (next && isPostgres(db) && c.children.length === 0 && c.resultReferences.length === 0) return completeLeafAndClaimOnPostgres(db, c, next);
+  return completeTask(db, c);
+}
+
+/**
+ * A leaf completion (no children, no references in its result: see completeTask) and the claim of
+ * the slot's next task in one statement: one round trip per task instead of two while work is
+ * queued. The claim reads the statement's snapshot, so it cannot take the dependents this
+ * completion releases (they wake the worker like any other ready task), nor count this task as
+ * ended when it asks which jobs settled (the caller asks about this task's job next time).
+ */
+async function completeLeafAndClaimOnPostgres(db: Store, c: LeafCompletion, request: ClaimRequest): Promise<{ completed: boolean; jobId?: bigint; claim: ClaimResult }> {
+  const { rows } = await sql<ClaimRow & { done_job_id: bigint | null }>`
+    WITH ${leafCompletionCtes(c)},
+    ${claimCtes(request)}
+    SELECT (SELECT job_id FROM done) AS done_job_id, ${claimSelect(request)}
+    FROM (SELECT 1) AS one LEFT JOIN claimed ON true`.execute(db);
+  const jobId = rows[0]?.done_job_id ?? undefined;
+  return { completed: jobId != null, jobId: jobId ?? undefined, claim: readClaimRows(rows, ["done_job_id"]) };
 }
 
 /** SQLite has one writer: an IMMEDIATE transaction holds off every other claimer and the reaper. */

@@ -78,21 +78,28 @@ export async function completeTask(db: Store, c: Completion): Promise<{ complete
   });
 }
 
+/** What a completion without children or result references needs. */
+export type LeafCompletion = Pick<Completion, "key" | "resultJson" | "nowMs">;
+
 /**
- * The common completion (no children, no references in the result) as one statement, one round
- * trip instead of a transaction's five: the guarded update and the release of its dependents
- * (PostgreSQL runs a data-modifying CTE to completion whether or not the query reads it).
+ * The guarded update of a leaf completion and the release of its dependents as common table
+ * expressions `done` (returning job_id) and `released` (PostgreSQL runs a data-modifying CTE to
+ * completion whether or not the query reads it).
  */
-async function completeLeafOnPostgres(db: Store, c: Completion): Promise<{ completed: boolean; jobId?: bigint }> {
-  const { rows } = await sql<{ job_id: bigint }>`
-    WITH done AS (
+export function leafCompletionCtes(c: LeafCompletion) {
+  return sql`
+    done AS (
       UPDATE tasks SET status = 'COMPLETED', result_ref = ${c.resultJson}, completed_at = ${c.nowMs}, error = NULL
       WHERE id = ${c.key.taskId} AND worker_id = ${c.key.workerId} AND attempt = ${c.key.attempt} AND status = 'RUNNING'
       RETURNING job_id),
     released AS (
       UPDATE tasks SET pending_deps = pending_deps - 1, ready_at = CASE WHEN pending_deps = 1 THEN ${c.nowMs} ELSE ready_at END
-      WHERE id IN (SELECT task_id FROM task_deps WHERE depends_on_id = ${c.key.taskId}) AND status = 'PENDING' AND EXISTS (SELECT 1 FROM done))
-    SELECT job_id FROM done`.execute(db);
+      WHERE id IN (SELECT task_id FROM task_deps WHERE depends_on_id = ${c.key.taskId}) AND status = 'PENDING' AND EXISTS (SELECT 1 FROM done))`;
+}
+
+/** The common completion as one statement, one round trip instead of a transaction's five. */
+async function completeLeafOnPostgres(db: Store, c: Completion): Promise<{ completed: boolean; jobId?: bigint }> {
+  const { rows } = await sql<{ job_id: bigint }>`WITH ${leafCompletionCtes(c)} SELECT job_id FROM done`.execute(db);
   return rows[0] ? { completed: true, jobId: rows[0].job_id } : { completed: false };
 }
 
