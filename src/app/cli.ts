@@ -36,6 +36,20 @@ export interface CliOptions {
   streams?: CliStreams;
   /** The environment to configure from; the process's own by default. */
   env?: Record<string, string | undefined>;
+  /** One line of standard input (a password not given as an option); the process's own by default. */
+  readLine?: () => Promise<string>;
+}
+
+/** The first line of standard input, without its line ending; empty at end of input. */
+async function readStdinLine(): Promise<string> {
+  const { createInterface } = await import("node:readline");
+  const lines = createInterface({ input: process.stdin, terminal: false });
+  try {
+    for await (const line of lines) return line;
+    return "";
+  } finally {
+    lines.close();
+  }
 }
 
 /** Runs the CLI and returns its exit code (CONTRACT §7). */
@@ -78,7 +92,7 @@ export async function runCli(argv: string[], options: CliOptions = {}): Promise<
     const engine = await startEngine(await getService(), { concurrency: cfg.workerConcurrency, background: false });
     return () => engine.stop();
   };
-  addOperationCommands(program, operations, call, { ...streams, ensureExecution });
+  addOperationCommands(program, operations, call, { ...streams, ensureExecution, readLine: options.readLine ?? readStdinLine });
   addLifecycleCommands(program, getConfig, streams, setExitCode);
   for (const command of allCommands(program)) command.exitOverride().configureOutput(program.configureOutput());
 

@@ -7,6 +7,7 @@ export type ErrorKind =
   | "invalid"
   | "unauthorized"
   | "forbidden"
+  | "too_many_requests"
   | "unavailable"
   | "internal";
 
@@ -22,6 +23,7 @@ export const ERROR_KINDS: Readonly<Record<ErrorKind, ErrorKindInfo>> = {
   invalid: { status: 422, title: "Unprocessable Entity", exitCode: 4 },
   unauthorized: { status: 401, title: "Unauthorized", exitCode: 5 },
   forbidden: { status: 403, title: "Forbidden", exitCode: 5 },
+  too_many_requests: { status: 429, title: "Too Many Requests", exitCode: 5 },
   unavailable: { status: 503, title: "Service Unavailable", exitCode: 10 },
   internal: { status: 500, title: "Internal Server Error", exitCode: 10 },
 };
@@ -32,11 +34,15 @@ export class ServiceError extends Error {
   /** Lowercase machine-readable code, e.g. `job_terminal`; defaults to the kind. */
   readonly code: string;
 
-  constructor(kind: ErrorKind, code: string, detail: string) {
+  /** Seconds the caller should wait before trying again (HTTP Retry-After). */
+  readonly retryAfterS?: number;
+
+  constructor(kind: ErrorKind, code: string, detail: string, retryAfterS?: number) {
     super(detail);
     this.name = "ServiceError";
     this.kind = kind;
     this.code = code;
+    if (retryAfterS !== undefined) this.retryAfterS = retryAfterS;
   }
 
   get detail(): string {
@@ -53,6 +59,7 @@ export const conflict = (detail: string, code = "conflict") => new ServiceError(
 export const invalid = (detail: string, code = "invalid") => new ServiceError("invalid", code, detail);
 export const unauthorized = (detail: string) => new ServiceError("unauthorized", "unauthorized", detail);
 export const forbidden = (detail: string, code = "forbidden") => new ServiceError("forbidden", code, detail);
+export const tooManyRequests = (detail: string, retryAfterS: number) => new ServiceError("too_many_requests", "too_many_requests", detail, retryAfterS);
 export const unavailable = (detail: string, code = "unavailable") => new ServiceError("unavailable", code, detail);
 
 export const isServiceError = (e: unknown): e is ServiceError => e instanceof ServiceError;
@@ -63,6 +70,8 @@ export interface ProblemBody {
   status: number;
   detail: string;
   code: string;
+  /** Seconds to wait before trying again: sent as the Retry-After header, and in the body. */
+  retry_after?: number;
 }
 
 /**
@@ -76,7 +85,9 @@ export function toProblem(error: unknown, log?: { error(message: string): void }
     return internalProblem();
   }
   const info = ERROR_KINDS[error.kind];
-  return { title: info.title, status: info.status, detail: error.detail, code: error.code };
+  const problem: ProblemBody = { title: info.title, status: info.status, detail: error.detail, code: error.code };
+  if (error.retryAfterS !== undefined) problem.retry_after = error.retryAfterS;
+  return problem;
 }
 
 /** Exit codes of the CLI that no error kind carries (CONTRACT §7; the kinds' own are in ERROR_KINDS). */

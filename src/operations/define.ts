@@ -33,6 +33,8 @@ export interface CliBinding {
   confirm?: (output: never) => string;
   /** The output is a job the command can follow with `--wait`. */
   follow?: boolean;
+  /** An input field (a password) read as one line of standard input when its option is not given. */
+  stdin?: string;
 }
 
 export interface Operation<I extends z.ZodType = z.ZodType, O extends z.ZodType = z.ZodType> {
@@ -63,6 +65,16 @@ export interface Operation<I extends z.ZodType = z.ZodType, O extends z.ZodType 
 }
 
 export type AnyOperation = Operation<z.ZodType, z.ZodType>;
+
+/**
+ * The role an operation needs (SPEC Scheme B rule 9): none for `public`, admin for whatever
+ * mutates and for admin-only reads (users), viewer for every other read. Derived from `mutates`,
+ * so a new mutating operation cannot be left open to viewers by a forgotten list entry.
+ */
+export function requiredRole(op: Pick<Operation, "access" | "mutates">): "admin" | "viewer" | null {
+  if (op.access === "public") return null;
+  return op.mutates || op.access === "admin" ? "admin" : "viewer";
+}
 
 /** Inputs are strict: an unknown field is a typo to report, not something to ignore. */
 export function defineOperation<I extends z.ZodType, O extends z.ZodType>(op: Operation<I, O>): Operation<I, O> {

@@ -13,10 +13,16 @@ import { purgeObjects } from "./objects/purge-objects.js";
 import { listRegisteredJobs } from "./registered-jobs/list-registered-jobs.js";
 import { registerJob } from "./registered-jobs/register-job.js";
 import { disableJob, enableJob } from "./registered-jobs/set-enabled.js";
+import { login, logout, refreshToken } from "./auth/login.js";
+import { getMe } from "./auth/me.js";
 import { health } from "./system/health.js";
-import { getMe } from "./system/me.js";
 import { setup } from "./system/setup.js";
 import { getTask } from "./tasks/get-task.js";
+import { disableUser, setUserRole } from "./users/change-user.js";
+import { createUser } from "./users/create-user.js";
+import { getUser } from "./users/get-user.js";
+import { listUsers } from "./users/list-users.js";
+import { setUserPassword } from "./users/set-user-password.js";
 import { getTaskLogs } from "./tasks/get-task-logs.js";
 import { listWorkers } from "./workers/list-workers.js";
 import { startWorker } from "./workers/start-worker.js";
@@ -46,9 +52,19 @@ export const operations: readonly AnyOperation[] = [
   // tasks
   getTask,
   getTaskLogs,
+  // authentication and users
+  login,
+  refreshToken,
+  logout,
+  getMe,
+  createUser,
+  listUsers,
+  getUser,
+  setUserRole,
+  disableUser,
+  setUserPassword,
   // system
   health,
-  getMe,
   setup,
 ] as unknown as AnyOperation[];
 
@@ -57,6 +73,7 @@ export const operationByName = new Map(operations.map((op) => [op.name, op]));
 export { invoke, describeIssues } from "./invoke.js";
 export { API_PREFIX, fillPath, mountedPath, pathParams } from "./paths.js";
 export type { Access, AnyOperation, Operation, HttpBinding, CliBinding } from "./define.js";
+export { requiredRole } from "./define.js";
 export type { OperationContext, ServiceContext, Principal, Role } from "./context.js";
 export { SYNTHETIC_ADMIN } from "./context.js";
 export type { WorkerSpawner } from "./context.js";

@@ -3,7 +3,7 @@
 import type { z } from "zod";
 import { forbidden, invalid } from "../core/errors.js";
 import type { OperationContext } from "./context.js";
-import type { Operation } from "./define.js";
+import { type Operation, requiredRole } from "./define.js";
 import { cacheKey } from "./result-cache.js";
 
 export async function invoke<I extends z.ZodType, O extends z.ZodType>(
@@ -11,12 +11,13 @@ export async function invoke<I extends z.ZodType, O extends z.ZodType>(
   rawInput: unknown,
   ctx: OperationContext,
 ): Promise<z.output<O>> {
+  // The role first: a caller who may not do this learns nothing about what its input lacked.
+  if (requiredRole(op) === "admin" && ctx.principal.role !== "admin") {
+    throw forbidden(`${op.name} needs the admin role; ${ctx.principal.username} is ${ctx.principal.role}`);
+  }
   const parsed = op.input.safeParse(rawInput ?? {});
   // Zod issues become `invalid` here and nowhere else.
   if (!parsed.success) throw invalid(describeIssues(parsed.error));
-  if (op.access === "admin" && ctx.principal.role !== "admin") {
-    throw forbidden(`${op.name} needs the admin role; ${ctx.principal.username} is ${ctx.principal.role}`);
-  }
   const run = async () => {
     const result = await op.handler(parsed.data, ctx);
     // A handler returning the wrong shape is a defect: parse throws and the surface answers 500.

@@ -4,7 +4,8 @@ import { notFound } from "../core/errors.js";
 import type { Store } from "../store/db.js";
 import { findJobById, findLatestJobByName } from "../store/jobs.js";
 import { findRegisteredJob } from "../store/registered-jobs.js";
-import type { JobRow, RegisteredJobRow, TaskRow, WorkerRow } from "../store/schema.js";
+import type { JobRow, RegisteredJobRow, TaskRow, UserRow, WorkerRow } from "../store/schema.js";
+import { findUserById, findUserByName } from "../store/users.js";
 import { findTaskById } from "../store/tasks.js";
 import { findWorkerById } from "../store/workers.js";
 
@@ -33,4 +34,11 @@ export async function requireRegisteredJob(db: Store, name: string): Promise<Reg
   const registered = await findRegisteredJob(db, name);
   if (!registered) throw notFound(`no registered job is named "${name}"`);
   return registered;
+}
+
+/** CONTRACT §8: `{ref}` of /users/{ref} is a user id (all digits) or a username. */
+export async function requireUser(db: Store, ref: string): Promise<UserRow> {
+  const user = ID_PATTERN.test(ref) ? (BigInt(ref) < 2n ** 63n ? await findUserById(db, BigInt(ref)) : undefined) : await findUserByName(db, ref);
+  if (!user) throw notFound(ID_PATTERN.test(ref) ? `user ${ref} does not exist` : `no user is named "${ref}"`);
+  return user;
 }

@@ -1,11 +1,12 @@
 // Store rows to wire views (CONTRACT §2: ids as strings, timestamps as ISO 8601 UTC).
 
 import { toIso } from "../core/clock.js";
+import type { UserView } from "../models/auth.js";
 import type { JobView, RegisteredJobView } from "../models/jobs.js";
 import type { TaskDetail, TaskView } from "../models/tasks.js";
 import type { WorkerView } from "../models/workers.js";
 import type { JobSummaryRow } from "../store/jobs.js";
-import type { RegisteredJobRow, TaskRow, WorkerRow } from "../store/schema.js";
+import type { RegisteredJobRow, TaskRow, UserRow, WorkerRow } from "../store/schema.js";
 
 const idOrNull = (id: bigint | null): string | null => (id === null ? null : id.toString());
 const iso = (ms: bigint | number): string => toIso(ms)!;
@@ -81,4 +82,8 @@ export function toRegisteredJobView(row: RegisteredJobRow): RegisteredJobView {
     next_run_at: toIso(row.next_run_at),
     created_at: iso(row.created_at),
   };
+}
+
+export function toUserView(row: UserRow): UserView {
+  return { id: row.id.toString(), username: row.username, role: row.role as UserView["role"], disabled: Boolean(row.disabled), created_at: iso(row.created_at) };
 }

@@ -4,10 +4,12 @@ import { type Kysely, type Migration, type MigrationProvider, Migrator } from "k
 import { currentPgSchema, isPostgres } from "./db.js";
 import * as initial from "./migrations/001-initial.js";
 import * as dataLineage from "./migrations/002-data-lineage.js";
+import * as authChains from "./migrations/003-auth-chains.js";
 
 const MIGRATIONS: Record<string, Migration> = {
   "001-initial": initial,
   "002-data-lineage": dataLineage,
+  "003-auth-chains": authChains,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => MIGRATIONS };

@@ -100,6 +100,15 @@ export interface RefreshTokensTable {
   expires_at: Big;
   rotated_at: NullableBig;
   revoked_at: NullableBig;
+  /** The id of the first token of the login this one descends from (migration 003). */
+  chain_id: Big;
+  created_at: Big;
+}
+
+export interface LoginFailuresTable {
+  id: Big;
+  username: string;
+  failed_at: Big;
 }
 
 export interface NodeLeasesTable {
@@ -155,6 +164,7 @@ export interface Database {
   registered_jobs: RegisteredJobsTable;
   users: UsersTable;
   refresh_tokens: RefreshTokensTable;
+  login_failures: LoginFailuresTable;
   node_leases: NodeLeasesTable;
   data_objects: DataObjectsTable;
   object_ops: ObjectOpsTable;
@@ -165,6 +175,7 @@ export interface Database {
 export type JobRow = Selectable<JobsTable>;
 export type NewJobRow = Insertable<JobsTable>;
 export type TaskRow = Selectable<TasksTable>;
+export type RefreshTokenRow = Selectable<RefreshTokensTable>;
 export type NewTaskRow = Insertable<TasksTable>;
 export type WorkerRow = Selectable<WorkersTable>;
 export type RegisteredJobRow = Selectable<RegisteredJobsTable>;

@@ -9,7 +9,8 @@ import { runCli } from "../../src/app/cli.js";
 import { openService, type OpenedService } from "../../src/app/context.js";
 import { WEB_ROOT } from "../../src/app/local-start.js";
 import { type Config, loadConfig } from "../../src/core/config.js";
-import { createLogger } from "../../src/core/log.js";
+import type { Clock } from "../../src/core/clock.js";
+import { type Logger, createLogger } from "../../src/core/log.js";
 import { SYNTHETIC_ADMIN, invoke, operationByName, operations } from "../../src/operations/index.js";
 import { buildHttpApp } from "../../src/surfaces/rest/app.js";
 import { ident, sql } from "../../src/data/sql.js";
@@ -43,10 +44,16 @@ export interface Harness {
   close(): Promise<void>;
 }
 
-export async function startHarness(backend: Backend, extraEnv: Record<string, string> = {}): Promise<Harness> {
+export interface HarnessOptions {
+  /** The service's clock (a ManualClock lets a test move time instead of sleeping). */
+  clock?: Clock;
+  log?: Logger;
+}
+
+export async function startHarness(backend: Backend, extraEnv: Record<string, string> = {}, options: HarnessOptions = {}): Promise<Harness> {
   const env = { ...(await backend.freshEnv()), ...extraEnv };
   const config = loadConfig(env);
-  const service = await openService(config, { log: createLogger("error") });
+  const service = await openService(config, { log: options.log ?? createLogger("error"), ...(options.clock ? { clock: options.clock } : {}) });
   await invoke(operationByName.get("setup")!, {}, { ...service, principal: SYNTHETIC_ADMIN });
   const app = await buildHttpApp(service, operations, { webRoot: WEB_ROOT });
   let listening: Promise<string> | undefined;

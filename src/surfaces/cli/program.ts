@@ -27,6 +27,8 @@ export interface CliIo {
    * in-process worker); returns how to stop it.
    */
   ensureExecution?: () => Promise<() => Promise<void>>;
+  /** One line of standard input, for a field the binding reads from there (CliBinding.stdin). */
+  readLine?: () => Promise<string>;
 }
 
 /** Exit code of `run-job --wait` when the job ended FAILED or CANCELLED. */
@@ -61,7 +63,8 @@ export function addOperationCommands(program: Command, operations: readonly AnyO
       const flag = `--${kebab(name)} <${field.type === "object" ? "json" : "value"}>`;
       const option = new Option(flag, String(field.description ?? name));
       if (Array.isArray(field.enum)) option.choices(field.enum.map(String));
-      if (required.has(name) && field.default === undefined) option.makeOptionMandatory();
+      // A field read from standard input when its option is absent (a password) is never mandatory.
+      if (required.has(name) && field.default === undefined && op.cli.stdin !== name) option.makeOptionMandatory();
       command.addOption(option);
     }
     command.option("--json", "print the JSON body exactly as the REST API returns it");
@@ -75,6 +78,8 @@ export function addOperationCommands(program: Command, operations: readonly AnyO
         const value = options[camel(name)];
         if (value !== undefined && !args.includes(name)) input[name] = value;
       }
+      const fromStdin = op.cli!.stdin;
+      if (fromStdin && input[fromStdin] === undefined && io.readLine) input[fromStdin] = await io.readLine();
       const output = await call(op, coerceTextInput(op, input));
       if (op.cli!.follow && options.wait) return waitAndReport((output as { id: string }).id, Boolean(options.json));
       io.out(options.json ? JSON.stringify(output ?? null, null, 2) : renderHuman(output, op.cli!));

@@ -4,7 +4,7 @@
 import { existsSync } from "node:fs";
 import fastifyStatic from "@fastify/static";
 import Fastify, { type FastifyInstance, type FastifyRequest } from "fastify";
-import { notFound } from "../../core/errors.js";
+import { forbidden, notFound } from "../../core/errors.js";
 import type { AnyOperation, OperationContext, Principal, ServiceContext } from "../../operations/index.js";
 import { createMcpEndpoint } from "../mcp/server.js";
 import { resolvePrincipal } from "./auth.js";
@@ -67,7 +67,7 @@ export async function buildHttpApp(
 
   // Attached to each route that needs a caller (SPEC Scheme A rule 5): the route decides, not its path.
   const authenticate = async (request: FastifyRequest) => {
-    request.operationContext = { ...service, principal: resolvePrincipal(request, options.localSecret) };
+    request.operationContext = { ...service, principal: await resolvePrincipal(request, service, options.localSecret) };
   };
   // Public routes (GET /health) run as an anonymous viewer, so none of them can mutate anything.
   const contextFor = (request: FastifyRequest): OperationContext => request.operationContext ?? { ...service, principal: ANONYMOUS };
@@ -76,10 +76,15 @@ export async function buildHttpApp(
   await registerDocs(app, buildOpenApiDocument(operations, service.version));
 
   const mcp = createMcpEndpoint(operations, service.version, service.log);
+  // SPEC Scheme B rule 10: the MCP surface is admin only and all-or-nothing, decided at the mount.
+  const requireAdmin = async (request: FastifyRequest) => {
+    const principal = request.operationContext?.principal;
+    if (principal?.role !== "admin") throw forbidden(`/mcp needs the admin role; ${principal?.username ?? "the caller"} is ${principal?.role ?? "unknown"}`);
+  };
   app.route({
     method: ["GET", "POST", "DELETE"],
     url: "/mcp",
-    onRequest: authenticate,
+    onRequest: [authenticate, requireAdmin],
     handler: async (request, reply) => {
       reply.hijack();
       await mcp.handle(request.raw, reply.raw, request.body, contextFor(request));

@@ -1,13 +1,19 @@
 // The OpenAPI 3.1 description, derived from the operation registry (SPEC "Versioning").
 
-import { type AnyOperation, fillPath, mountedPath, pathParams } from "../../operations/index.js";
+import { type AnyOperation, fillPath, mountedPath, pathParams, requiredRole } from "../../operations/index.js";
 import { type JsonSchema, inputSchemaOf, outputSchemaOf } from "../../operations/schemas.js";
 
 const PROBLEM_REF = { $ref: "#/components/schemas/Problem" };
 
 const PROBLEM_SCHEMA: JsonSchema = {
   type: "object",
-  properties: { title: { type: "string" }, status: { type: "integer" }, detail: { type: "string" }, code: { type: "string" } },
+  properties: {
+    title: { type: "string" },
+    status: { type: "integer" },
+    detail: { type: "string" },
+    code: { type: "string" },
+    retry_after: { type: "integer", description: "Seconds to wait (429), as in the Retry-After header" },
+  },
   required: ["title", "status", "detail", "code"],
 };
 
@@ -58,11 +64,12 @@ function operationObject(op: AnyOperation) {
     ...(requestBody ? { requestBody } : {}),
     responses: {
       [status]: success,
-      ...(isPublic ? {} : { "401": problemResponse("Missing or invalid bearer token") }),
-      ...(op.access === "admin" ? { "403": problemResponse("The caller's role may not do this") } : {}),
+      ...(isPublic && !http.errors?.includes(401) ? {} : { "401": problemResponse(isPublic ? "Credentials refused" : "Missing or invalid bearer token") }),
+      ...(requiredRole(op) === "admin" ? { "403": problemResponse("Needs the admin role (Scheme B)") } : {}),
       ...(inPath.length || http.errors?.includes(404) ? { "404": problemResponse("No such resource") } : {}),
       ...(op.mutates ? { "409": problemResponse("Conflicts with the resource's current state") } : {}),
       ...(isPublic && Object.keys(properties).length === 0 ? {} : { "422": problemResponse("Invalid input") }),
+      ...(http.errors?.includes(429) ? { "429": problemResponse("Too many failed logins for this username: wait for Retry-After seconds") } : {}),
       ...(http.errors?.includes(503) ? { "503": problemResponse("A dependency failed (code worker_spawn_failed for a worker that could not start)") } : {}),
     },
   };
@@ -88,7 +95,14 @@ export function buildOpenApiDocument(operations: readonly AnyOperation[], versio
     paths,
     components: {
       schemas: { Problem: PROBLEM_SCHEMA },
-      securitySchemes: { bearer: { type: "http", scheme: "bearer" } },
+      securitySchemes: {
+        bearer: {
+          type: "http",
+          scheme: "bearer",
+          bearerFormat: "JWT or static token",
+          description: "SERVICE_AUTH=token: the SERVICE_API_TOKEN. SERVICE_AUTH=users: the access_token from POST /api/v0/auth/login.",
+        },
+      },
     },
     security: [{ bearer: [] }],
   };

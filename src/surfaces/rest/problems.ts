@@ -8,6 +8,7 @@ export const PROBLEM_CONTENT_TYPE = "application/problem+json";
 
 export function sendProblem(reply: FastifyReply, problem: ProblemBody): FastifyReply {
   if (problem.status === 401) reply.header("WWW-Authenticate", "Bearer");
+  if (problem.retry_after !== undefined) reply.header("Retry-After", String(problem.retry_after));
   return reply.code(problem.status).type(PROBLEM_CONTENT_TYPE).send(problem);
 }
 

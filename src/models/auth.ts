@@ -1,0 +1,44 @@
+// Scheme B wire models (SPEC "Authentication models", CONTRACT §6 and §8).
+
+import { z } from "zod";
+import { Cursor, IdString, Limit, Timestamp } from "./common.js";
+import { Role } from "./system.js";
+
+/** Letters, digits and . _ @ -; not all digits (a ref that is all digits means an id). */
+export const Username = z
+  .string()
+  .min(1)
+  .max(64)
+  .regex(/^[A-Za-z0-9._@-]+$/, "letters, digits and . _ @ - only")
+  .refine((name) => !/^\d+$/.test(name), "must not be all digits (an all-digit ref names a user id)")
+  .describe("Login name: 1-64 letters, digits, '.', '_', '@' or '-', not all digits");
+
+/** Checked in full by the handler (length, bcrypt's 72 bytes); bounded here so no huge value is hashed. */
+export const Password = z.string().max(1024).describe("At least 8 characters and at most 72 bytes in UTF-8");
+
+export const LoginRequest = z.object({ username: z.string().max(200), password: Password });
+export const RefreshRequest = z.object({ refresh_token: z.string().max(200) });
+export const LogoutRequest = RefreshRequest;
+
+export const TokenPair = z.object({
+  access_token: z.string(),
+  refresh_token: z.string().describe("Opaque; send it to /auth/refresh for a new pair (it is then used up)"),
+  token_type: z.literal("bearer"),
+  expires_in: z.number().int().positive().describe("Lifetime of the access token in seconds"),
+});
+
+export const UserView = z.object({
+  id: IdString,
+  username: z.string(),
+  role: Role,
+  disabled: z.boolean(),
+  created_at: Timestamp,
+});
+export type UserView = z.infer<typeof UserView>;
+
+export const CreateUserRequest = z.object({ username: Username, password: Password, role: Role });
+export const UserRef = z.string().min(1).max(200).describe("A user id or a username");
+export const UserRefInput = z.object({ ref: UserRef });
+export const SetRoleRequest = z.object({ ref: UserRef, role: Role });
+export const SetPasswordRequest = z.object({ ref: UserRef, password: Password });
+export const UserFilter = z.object({ limit: Limit, cursor: Cursor.optional() });

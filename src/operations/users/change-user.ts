@@ -1,0 +1,52 @@
+// set_user_role and disable_user: PUT /users/{ref}/role and POST /users/{ref}/disable, admin only.
+// The last enabled admin can be neither demoted nor disabled (409 last_admin), whatever races it.
+// A disabled user's refresh tokens are revoked at once; their access token lapses on its own.
+
+import { conflict, notFound } from "../../core/errors.js";
+import { SetRoleRequest, UserRefInput, UserView } from "../../models/auth.js";
+import { revokeUserTokens } from "../../store/refresh-tokens.js";
+import { type AdminGuardedChange, changeUserGuarded } from "../../store/users.js";
+import type { Store } from "../../store/db.js";
+import { defineOperation } from "../define.js";
+import { requireUser } from "../lookups.js";
+import { toUserView } from "../views.js";
+
+async function change(db: Store, ref: string, what: AdminGuardedChange) {
+  const user = await requireUser(db, ref);
+  const changed = await changeUserGuarded(db, user.id, what);
+  if (changed === undefined) throw notFound(`user ${ref} does not exist`);
+  if (changed === "last_admin") throw conflict(`${user.username} is the last enabled admin: make another admin first`, "last_admin");
+  return changed;
+}
+
+export const setUserRole = defineOperation({
+  name: "set_user_role",
+  summary: "Change a user's role (takes effect at their next token refresh, within one access-token lifetime)",
+  mutates: true,
+  access: "admin",
+  mcp: false,
+  input: SetRoleRequest,
+  output: UserView,
+  http: { method: "PUT", path: "/users/:ref/role", errors: [404] },
+  cli: { command: "user set-role <ref>", confirm: (u: { username: string; role: string }) => `${u.username} is now ${u.role}` },
+  async handler({ ref, role }, { db }) {
+    return toUserView(await change(db, ref, { role }));
+  },
+});
+
+export const disableUser = defineOperation({
+  name: "disable_user",
+  summary: "Disable a user: no login, no refresh (an access token already issued lapses within its lifetime)",
+  mutates: true,
+  access: "admin",
+  mcp: false,
+  input: UserRefInput,
+  output: UserView,
+  http: { method: "POST", path: "/users/:ref/disable", errors: [404] },
+  cli: { command: "user disable <ref>", confirm: (u: { username: string }) => `Disabled ${u.username}` },
+  async handler({ ref }, { db, clock }) {
+    const user = await change(db, ref, { disabled: true });
+    await revokeUserTokens(db, user.id, clock.now());
+    return toUserView(user);
+  },
+});

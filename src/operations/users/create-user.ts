@@ -1,0 +1,30 @@
+// create_user: POST /users (CONTRACT §6, §8), admin only; `user create` reads the password from
+// standard input when --password is not given.
+
+import { conflict } from "../../core/errors.js";
+import { checkPasswordRules, hashPassword } from "../../core/passwords.js";
+import { CreateUserRequest, UserView } from "../../models/auth.js";
+import { findUserById, insertUser } from "../../store/users.js";
+import { defineOperation } from "../define.js";
+import { API_PREFIX } from "../paths.js";
+import { toUserView } from "../views.js";
+
+export const createUser = defineOperation({
+  name: "create_user",
+  summary: "Create a user with a password and a role (admin or viewer)",
+  mutates: true,
+  access: "admin",
+  mcp: false,
+  input: CreateUserRequest,
+  output: UserView,
+  http: { method: "POST", path: "/users", status: 201, location: (u: { id: string }) => `${API_PREFIX}/users/${u.id}` },
+  cli: { command: "user create", stdin: "password", confirm: (u: { username: string; role: string }) => `Created ${u.role} ${u.username}` },
+  async handler({ username, password, role }, { db, ids, clock }) {
+    checkPasswordRules(password);
+    const id = ids.next();
+    if (!(await insertUser(db, { id, username, passwordHash: await hashPassword(password), role, nowMs: clock.now() }))) {
+      throw conflict(`a user is already named "${username}"`, "name_taken");
+    }
+    return toUserView((await findUserById(db, id))!);
+  },
+});

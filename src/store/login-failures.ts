@@ -1,0 +1,26 @@
+// Failed logins per username (CONTRACT §8 throttling), kept in the SQL store so every server
+// behind a load balancer counts the same attempts.
+
+import type { Store } from "./db.js";
+
+export async function recordLoginFailure(db: Store, id: bigint, username: string, nowMs: number): Promise<void> {
+  await db.insertInto("login_failures").values({ id, username, failed_at: nowMs }).execute();
+}
+
+/** The failures for `username` since `sinceMs`, oldest first (at most `limit`). */
+export async function recentLoginFailures(db: Store, username: string, sinceMs: number, limit: number): Promise<number[]> {
+  const rows = await db
+    .selectFrom("login_failures")
+    .select("failed_at")
+    .where("username", "=", username)
+    .where("failed_at", ">", BigInt(sinceMs))
+    .orderBy("failed_at")
+    .limit(limit)
+    .execute();
+  return rows.map((r) => Number(r.failed_at));
+}
+
+/** A successful login starts the count again; old entries of anyone go too. */
+export async function clearLoginFailures(db: Store, username: string, olderThanMs: number): Promise<void> {
+  await db.deleteFrom("login_failures").where((eb) => eb.or([eb("username", "=", username), eb("failed_at", "<=", BigInt(olderThanMs))])).execute();
+}
