@@ -60,7 +60,7 @@ export const invalid = (detail: string, code = "invalid") => new ServiceError("i
 export const unauthorized = (detail: string) => new ServiceError("unauthorized", "unauthorized", detail);
 export const forbidden = (detail: string, code = "forbidden") => new ServiceError("forbidden", code, detail);
 export const tooManyRequests = (detail: string, retryAfterS: number) => new ServiceError("too_many_requests", "too_many_requests", detail, retryAfterS);
-export const unavailable = (detail: string, code = "unavailable") => new ServiceError("unavailable", code, detail);
+export const unavailable = (detail: string, code = "unavailable", retryAfterS?: number) => new ServiceError("unavailable", code, detail, retryAfterS);
 
 export const isServiceError = (e: unknown): e is ServiceError => e instanceof ServiceError;
 
