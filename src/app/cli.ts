@@ -40,8 +40,12 @@ export interface CliOptions {
   readLine?: () => Promise<string>;
 }
 
-/** The first line of standard input, without its line ending; empty at end of input. */
+/**
+ * The first line of standard input, without its line ending; empty at end of input. At a terminal
+ * it asks for it and does not echo what is typed (it is a password).
+ */
 async function readStdinLine(): Promise<string> {
+  if (process.stdin.isTTY) return readHiddenLine("Password: ");
   const { createInterface } = await import("node:readline");
   const lines = createInterface({ input: process.stdin, terminal: false });
   try {
@@ -52,65 +56,34 @@ async function readStdinLine(): Promise<string> {
   }
 }
 
-/** Runs the CLI and returns its exit code (CONTRACT §7). */
-export async function runCli(argv: string[], options: CliOptions = {}): Promise<number> {
-  const streams = options.streams ?? defaultStreams;
-  let service: OpenedService | undefined;
-  let config: Config | undefined;
-  const getConfig = () => (config ??= loadConfig(options.env));
-  let exitCode = 0;
-  const setExitCode = (code: number) => (exitCode = code);
-  const getService = async () => (service ??= await openService(getConfig()));
-
-  // Operations that need chDB go to a running local server: its process holds the engine's lock.
-  const call: Caller = async (op: AnyOperation, input) => {
-    const cfg = getConfig();
-    if (op.usesColumnStore && cfg.mode === "local") {
-      const server = readLiveServer(cfg.home);
-      if (server && op.http) {
-        const credential = server.secret ? { header: LOCAL_SECRET_HEADER, secret: server.secret } : undefined;
-        return callOverHttp(server.url, op, input, credential);
+function readHiddenLine(prompt: string): Promise<string> {
+  const input = process.stdin;
+  process.stderr.write(prompt);
+  input.setRawMode(true);
+  input.resume();
+  input.setEncoding("utf8");
+  return new Promise((resolve, reject) => {
+    let typed = "";
+    const finish = (error?: Error) => {
+      input.off("data", onData);
+      input.setRawMode(false);
+      input.pause();
+      process.stderr.write("\n");
+      if (error) reject(error);
+      else resolve(typed);
+    };
+    const onData = (chunk: string) => {
+      for (const char of chunk) {
+        if (char === "\r" || char === "\n" || char === "\u0004") return finish();
+        if (char === "\u0003") return finish(invalid("cancelled at the password prompt"));
+        if (char === "\u007f" || char === "\b") typed = [...typed].slice(0, -1).join("");
+        else typed += char;
       }
-      // Only setup reaches here (every other column-store operation has an HTTP address), and the
-      // running server already set this home up when it started.
-      if (server) throw new NothingToDo(`A local server is running at ${server.url}; it set up ${cfg.home} when it started.`);
-    }
-    const svc = await getService();
-    return invoke(op, input, { ...svc, principal: SYNTHETIC_ADMIN });
-  };
-
-  const program = new Command("jobhouse")
-    .description("Job orchestration: TypeScript jobs, ClickHouse data objects, REST + MCP + CLI")
-    .version(VERSION)
-    .showHelpAfterError()
-    .exitOverride()
-    .configureOutput({ writeOut: (t) => streams.out(t.trimEnd()), writeErr: (t) => streams.err(t.trimEnd()) });
-  // `run-job --wait` with no local server running: this process runs the job itself.
-  const ensureExecution = async () => {
-    const cfg = getConfig();
-    if (cfg.mode !== "local" || readLiveServer(cfg.home)) return async () => undefined;
-    const engine = await startEngine(await getService(), { concurrency: cfg.workerConcurrency, background: false });
-    return () => engine.stop();
-  };
-  addOperationCommands(program, operations, call, { ...streams, ensureExecution, readLine: options.readLine ?? readStdinLine });
-  addLifecycleCommands(program, getConfig, streams, setExitCode);
-  for (const command of allCommands(program)) command.exitOverride().configureOutput(program.configureOutput());
-
-  try {
-    await program.parseAsync(argv, { from: "user" });
-    return exitCode;
-  } catch (error) {
-    return reportError(error, streams);
-  } finally {
-    await service?.close().catch(() => undefined);
-  }
+    };
+    input.on("data", onData);
+  });
 }
 
-function allCommands(command: Command): Command[] {
-  return command.commands.flatMap((c) => [c, ...allCommands(c)]);
-}
-
-/** A command with nothing left to do: a success, reported as a message. */
 class NothingToDo extends Error {}
 
 function reportError(error: unknown, streams: CliStreams): number {
