@@ -84,6 +84,65 @@ function readHiddenLine(prompt: string): Promise<string> {
   });
 }
 
+/** Runs the CLI and returns its exit code (CONTRACT §7). */
+export async function runCli(argv: string[], options: CliOptions = {}): Promise<number> {
+  const streams = options.streams ?? defaultStreams;
+  let service: OpenedService | undefined;
+  let config: Config | undefined;
+  const getConfig = () => (config ??= loadConfig(options.env));
+  let exitCode = 0;
+  const setExitCode = (code: number) => (exitCode = code);
+  const getService = async () => (service ??= await openService(getConfig()));
+
+  // Operations that need chDB go to a running local server: its process holds the engine's lock.
+  const call: Caller = async (op: AnyOperation, input) => {
+    const cfg = getConfig();
+    if (op.usesColumnStore && cfg.mode === "local") {
+      const server = readLiveServer(cfg.home);
+      if (server && op.http) {
+        const credential = server.secret ? { header: LOCAL_SECRET_HEADER, secret: server.secret } : undefined;
+        return callOverHttp(server.url, op, input, credential);
+      }
+      // Only setup reaches here (every other column-store operation has an HTTP address), and the
+      // running server already set this home up when it started.
+      if (server) throw new NothingToDo(`A local server is running at ${server.url}; it set up ${cfg.home} when it started.`);
+    }
+    const svc = await getService();
+    return invoke(op, input, { ...svc, principal: SYNTHETIC_ADMIN });
+  };
+
+  const program = new Command("jobhouse")
+    .description("Job orchestration: TypeScript jobs, ClickHouse data objects, REST + MCP + CLI")
+    .version(VERSION)
+    .showHelpAfterError()
+    .exitOverride()
+    .configureOutput({ writeOut: (t) => streams.out(t.trimEnd()), writeErr: (t) => streams.err(t.trimEnd()) });
+  // `run-job --wait` with no local server running: this process runs the job itself.
+  const ensureExecution = async () => {
+    const cfg = getConfig();
+    if (cfg.mode !== "local" || readLiveServer(cfg.home)) return async () => undefined;
+    const engine = await startEngine(await getService(), { concurrency: cfg.workerConcurrency, background: false });
+    return () => engine.stop();
+  };
+  addOperationCommands(program, operations, call, { ...streams, ensureExecution, readLine: options.readLine ?? readStdinLine });
+  addLifecycleCommands(program, getConfig, streams, setExitCode);
+  for (const command of allCommands(program)) command.exitOverride().configureOutput(program.configureOutput());
+
+  try {
+    await program.parseAsync(argv, { from: "user" });
+    return exitCode;
+  } catch (error) {
+    return reportError(error, streams);
+  } finally {
+    await service?.close().catch(() => undefined);
+  }
+}
+
+function allCommands(command: Command): Command[] {
+  return command.commands.flatMap((c) => [c, ...allCommands(c)]);
+}
+
+/** A command with nothing left to do: a success, reported as a message. */
 class NothingToDo extends Error {}
 
 function reportError(error: unknown, streams: CliStreams): number {
