@@ -44,14 +44,13 @@ interface Pair {
   });
   afterAll(() => h?.close());
 
-  const json = (pair: Pair) => pair;
   async function login(username: string, password: string) {
     return h.http("POST", "/api/v0/auth/login", { username, password });
   }
   async function tokens(username: string, password: string): Promise<Pair> {
     const response = await login(username, password);
     expect(response.status, response.text).toBe(200);
-    const pair = json(response.body as Pair);
+    const pair = response.body as Pair;
     secrets.push(pair.access_token, pair.refresh_token);
     return pair;
   }
@@ -137,12 +136,9 @@ interface Pair {
         .setExpirationTime(Math.floor(expiresIn))
         .sign(new TextEncoder().encode(secret));
 
-    const unsigned = (claims: Record<string, unknown>) => {
-      const part = (value: unknown) => Buffer.from(JSON.stringify(value)).toString("base64url");
-      return `${part({ alg: "none", typ: "JWT" })}.${part(claims)}.`;
-    };
+    const part = (value: unknown) => Buffer.from(JSON.stringify(value)).toString("base64url");
+    const unsigned = (claims: Record<string, unknown>) => `${part({ alg: "none", typ: "JWT" })}.${part(claims)}.`;
     const hs512 = (claims: Record<string, unknown>) => {
-      const part = (value: unknown) => Buffer.from(JSON.stringify(value)).toString("base64url");
       const body = `${part({ alg: "HS512", typ: "JWT" })}.${part(claims)}`;
       return `${body}.${createHmac("sha512", SECRET).update(body).digest("base64url")}`;
     };
