@@ -143,12 +143,10 @@ export class Worker {
   /** Starts what a claim took (synchronously: the slots are taken before this returns its promise), then ends the jobs it found settled. */
   private async accept(claim: ClaimResult): Promise<number> {
     this.nextReadyAt = claim.nextReadyAt;
-    if (claim.workerStatus !== "ACTIVE") {
-      this.obey(claim.workerStatus);
-      return 0;
-    }
     for (const jobId of claim.startedJobs) this.deps.changes.publish({ type: "job", id: jobId, status: "RUNNING" });
+    // Only an ACTIVE worker's claim takes tasks; a stopping one still ends the jobs it asked about.
     for (const task of claim.tasks) this.startTask(task);
+    if (claim.workerStatus !== "ACTIVE") this.obey(claim.workerStatus);
     for (const jobId of claim.settledJobs) await finishJob(this.deps, jobId);
     return claim.tasks.length;
   }
