@@ -12,7 +12,8 @@ import { scopePlane } from "../src/engine/scope-plane.js";
 import type { DataScope } from "../src/engine/object-registry.js";
 import type { ObjectDetail } from "../src/models/objects.js";
 import { forEachBackend } from "./support/backends.js";
-import { runAndWait, waitFor, withEngine } from "./support/engine.js";
+import { runAndWait, waitFor, waitForJob, withEngine } from "./support/engine.js";
+import { ident, sql } from "../src/data/sql.js";
 import { type Harness, startHarness } from "./support/harness.js";
 
 const DATA_JOBS = "test/fixtures/data-jobs.ts";
@@ -391,6 +392,41 @@ forEachBackend("data plane", (backend) => {
       // Refused, not made and dropped again: readers never saw it, the operation log has no trace.
       const ops = await h.service.db.selectFrom("object_ops").select("id").where("object_name", "=", name).execute();
       expect(ops).toEqual([]);
+    });
+
+    it("serializes overlapping replaces of one global name: every writer succeeds, readers always find a whole table", async () => {
+      // Four tasks of a map and two overlapping runs, each replacing "race_target" (issue 16, item 1).
+      const reads: string[] = [];
+      let reading = true;
+      const reader = (async () => {
+        // Between the first make and the last swap, every read finds one writer's whole table.
+        while (reading) {
+          const response = await h.http("GET", "/api/v0/objects/race_target");
+          if (response.status === 200) {
+            const view = response.body as { row_count: number };
+            if (view.row_count !== 500) reads.push(`row_count ${view.row_count}`);
+          } else if (response.status !== 404) reads.push(`${response.status} ${response.text}`);
+          await new Promise((resolve) => setTimeout(resolve, 5));
+        }
+      })();
+      const runs = await Promise.all([1, 2].map(() => h.call("run_job", { name: `${DATA_JOBS}:replaceRace`, kwargs: { writers: 4, rows: 500 } }) as Promise<{ id: string }>));
+      const ended = await Promise.all(runs.map((run) => waitForJob(h, run.id, 60_000)));
+      reading = false;
+      await reader;
+      for (const job of ended) expect(job.status, job.tasks.map((t) => t.error).join("; ")).toBe("COMPLETED");
+      expect(reads).toEqual([]);
+      const rows = await h.service.db.selectFrom("data_objects").selectAll().where("name", "=", "race_target").execute();
+      expect(rows).toHaveLength(1);
+      const table = rows[0]!.table_name;
+      expect(table).toBe("p_race_target");
+      const columns = await h.service.columns();
+      const writers = await columns.query<{ writer: number; c: string }>(sql`SELECT writer, count() AS c FROM ${ident(columns.database)}.${ident(table)} GROUP BY writer`);
+      expect(writers).toHaveLength(1);
+      expect(Number(writers[0]!.c)).toBe(500);
+      // No staging table, and no lease, is left behind.
+      const leftovers = await columns.query<{ name: string }>(sql`SELECT name FROM system.tables WHERE database = ${columns.database} AND name LIKE 'p_race_target%'`);
+      expect(leftovers.map((t) => t.name)).toEqual(["p_race_target"]);
+      expect(await h.service.db.selectFrom("object_name_locks").selectAll().execute()).toEqual([]);
     });
 
     it("hands a global object named in run_job's kwargs to the job as a DataObject", async () => {

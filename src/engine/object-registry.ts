@@ -10,6 +10,7 @@ import type { Source } from "../data/derive.js";
 import { type Sql, ident, sql } from "../data/sql.js";
 import type { Store } from "../store/db.js";
 import { deleteObjectRow, findObjectByTable, findObjectForJob, insertObject } from "../store/data-objects.js";
+import { releaseName, renewName, tryTakeName } from "../store/name-locks.js";
 import { recordOperation } from "../store/object-lineage.js";
 import type { DataObjectRow } from "../store/schema.js";
 
@@ -83,32 +84,6 @@ export function placeObject(ds: DataScope, placement: Placement): { id: bigint; 
   return { id, name, table: `p_${name}`, scope };
 }
 
-/**
- * Builds an object's table with `build(table)`. A taken name is a conflict unless replacing; a
- * replacement is built beside the old table and swapped in only once complete, so an object can be
- * replaced by something computed from itself, and a failed build leaves the old one intact.
- */
-export async function buildTable(
-  ds: DataScope,
-  placed: { id: bigint; name: string; table: string },
-  replace: boolean | undefined,
-  build: (table: string) => Promise<void>,
-): Promise<void> {
-  const existing = await findObjectByTable(ds.db, placed.table);
-  if (existing && !replace) throw conflict(`a data object named "${placed.name}" already exists (pass replace: true to replace it)`, "name_taken");
-  const target = existing ? `${placed.table}_new_${placed.id}` : placed.table;
-  try {
-    await build(target);
-  } catch (error) {
-    await ds.columns.command(sql`DROP TABLE IF EXISTS ${qualified(ds, target)}`).catch(() => undefined);
-    throw error;
-  }
-  if (existing) {
-    await dropObject(ds.db, ds.columns, existing);
-    await ds.columns.command(sql`RENAME TABLE ${qualified(ds, target)} TO ${qualified(ds, placed.table)}`);
-  }
-}
-
 export interface Registration {
   placed: { id: bigint; name: string; table: string; scope: Scope };
   operation: string;
@@ -118,10 +93,113 @@ export interface Registration {
   sortSql: string | null;
 }
 
-export async function registerObject(ds: DataScope, r: Registration): Promise<ObjectRecord> {
+/** How long a name's lease lasts without renewal, and how often a builder renews it. */
+const NAME_LEASE_MS = 30_000;
+/** How long a replacement waits for another one of the same name to finish (then 409 name_busy). */
+export const NAME_WAIT_MS = 5 * 60_000;
+
+/**
+ * Builds an object's table with `build(table)` and registers it. A taken name is a conflict unless
+ * replacing. A job or global name is leased in the SQL store for the whole of it (migration 004),
+ * so overlapping builds of one name run one after the other: the second waits for the first (up to
+ * NAME_WAIT_MS), then replaces what the first made, or finds the name taken. A replacement is
+ * built beside the old table (so an object can be replaced by something computed from itself, and
+ * a failed build leaves the old one intact), swapped in (see swapTables), and the registry's old
+ * row gives way to the new one in one transaction: a reader finds the old object or the new one.
+ */
+export async function makeObject(ds: DataScope, r: Registration, replace: boolean | undefined, build: (table: string) => Promise<void>): Promise<ObjectRecord> {
+  if (r.placed.scope === "temp") {
+    // A temp's table is named after its own fresh id: nobody else can want it.
+    await buildInto(ds, r.placed.table, build);
+    return registerObject(ds, r, null);
+  }
+  return withNameLease(ds, r.placed.table, async () => {
+    const existing = await findObjectByTable(ds.db, r.placed.table);
+    if (existing && !replace) throw conflict(`a data object named "${r.placed.name}" already exists (pass replace: true to replace it)`, "name_taken");
+    if (!existing) {
+      await buildInto(ds, r.placed.table, build);
+      return registerObject(ds, r, null);
+    }
+    const staging = `${r.placed.table}_new_${r.placed.id}`;
+    await buildInto(ds, staging, build);
+    // After the swap the live name holds the new rows and `staging` the old ones.
+    await swapTables(ds, r.placed.table, staging);
+    let record: ObjectRecord;
+    try {
+      record = await registerObject(ds, r, existing.id);
+    } catch (error) {
+      await swapTables(ds, r.placed.table, staging).catch(() => undefined);
+      await ds.columns.command(sql`DROP TABLE IF EXISTS ${qualified(ds, staging)}`).catch(() => undefined);
+      throw error;
+    }
+    columnCache.delete(existing.id);
+    await ds.columns.command(sql`DROP TABLE IF EXISTS ${qualified(ds, staging)}`);
+    return record;
+  });
+}
+
+/** `build(table)`, dropping what it left behind when it fails. */
+async function buildInto(ds: DataScope, table: string, build: (table: string) => Promise<void>): Promise<void> {
+  try {
+    await build(table);
+  } catch (error) {
+    await ds.columns.command(sql`DROP TABLE IF EXISTS ${qualified(ds, table)}`).catch(() => undefined);
+    throw error;
+  }
+}
+
+/**
+ * Exchanges two tables' names. ClickHouse 21+ (and chDB) does it atomically with EXCHANGE TABLES
+ * (Atomic databases); 18.16 has no EXCHANGE, so there both renames go in one RENAME statement,
+ * which the server runs back to back. When the live table is gone (deleted meanwhile), the new one
+ * simply takes its name.
+ */
+async function swapTables(ds: DataScope, live: string, staging: string): Promise<void> {
+  const features = await ds.columns.features();
+  const exists = await ds.columns.query<{ n: number }>(sql`SELECT count() AS n FROM system.tables WHERE database = ${ds.columns.database} AND name = ${live}`);
+  if (Number(exists[0]?.n ?? 0) === 0) {
+    await ds.columns.command(sql`RENAME TABLE ${qualified(ds, staging)} TO ${qualified(ds, live)}`);
+    return;
+  }
+  if (features.exchangeTables) {
+    await ds.columns.command(sql`EXCHANGE TABLES ${qualified(ds, live)} AND ${qualified(ds, staging)}`);
+    return;
+  }
+  const parked = `${staging}_old`;
+  await ds.columns.command(
+    sql`RENAME TABLE ${qualified(ds, live)} TO ${qualified(ds, parked)}, ${qualified(ds, staging)} TO ${qualified(ds, live)}, ${qualified(ds, parked)} TO ${qualified(ds, staging)}`,
+  );
+}
+
+/**
+ * Runs `work` holding the lease on `table`: waits for another holder (polling, up to NAME_WAIT_MS),
+ * renews the lease while the work runs, releases it after.
+ */
+async function withNameLease<T>(ds: DataScope, table: string, work: () => Promise<T>): Promise<T> {
+  const holder = `${ds.ids.next()}`;
+  const deadline = Date.now() + NAME_WAIT_MS;
+  for (let pause = 10; !(await tryTakeName(ds.db, table, holder, ds.clock.now(), ds.clock.now() + NAME_LEASE_MS)); pause = Math.min(200, pause * 2)) {
+    if (Date.now() > deadline) {
+      throw conflict(`another task has been building "${table}" for over ${NAME_WAIT_MS / 1000} s: try again later`, "name_busy");
+    }
+    await new Promise((resolve) => setTimeout(resolve, pause));
+  }
+  const renewal = setInterval(() => void renewName(ds.db, table, holder, ds.clock.now() + NAME_LEASE_MS).catch(() => undefined), NAME_LEASE_MS / 3);
+  renewal.unref();
+  try {
+    return await work();
+  } finally {
+    clearInterval(renewal);
+    await releaseName(ds.db, table, holder).catch(() => undefined);
+  }
+}
+
+/** Registers a built table with its operation log; with `replacing`, that row goes in the same transaction. */
+async function registerObject(ds: DataScope, r: Registration, replacing: bigint | null): Promise<ObjectRecord> {
   const now = ds.clock.now();
   try {
     await ds.db.transaction().execute(async (tx) => {
+      if (replacing !== null) await deleteObjectRow(tx, replacing);
       await insertObject(tx, {
         id: r.placed.id,
         name: r.placed.name,
@@ -149,8 +227,9 @@ export async function registerObject(ds: DataScope, r: Registration): Promise<Ob
       });
     });
   } catch (error) {
-    // The table exists but could not be registered: drop it rather than leave an orphan.
-    await ds.columns.command(sql`DROP TABLE IF EXISTS ${qualified(ds, r.placed.table)}`).catch(() => undefined);
+    // A new table that could not be registered is dropped rather than left an orphan (a replaced
+    // one is swapped back by the caller).
+    if (replacing === null) await ds.columns.command(sql`DROP TABLE IF EXISTS ${qualified(ds, r.placed.table)}`).catch(() => undefined);
     throw error;
   }
   ds.created?.add(r.placed.id);

@@ -12,11 +12,10 @@ import {
   type DataScope,
   type ObjectRecord,
   type Placement,
-  buildTable,
   describeColumns,
   placeObject,
   qualified,
-  registerObject,
+  makeObject,
   rememberColumns,
 } from "./object-registry.js";
 
@@ -40,7 +39,8 @@ export async function createFromColumns(ds: DataScope, data: Record<string, read
   const definition = raw(names.map((n, i) => `${ident(n).text} ${types[i]}`).join(", "));
   const create = (table: string) => sql`CREATE TABLE ${qualified(ds, table)} (${definition}) ENGINE = MergeTree ORDER BY ${orderClause(options.orderBy)}`;
   const count = [...lengths][0] ?? 0;
-  await buildTable(ds, placed, options.replace, async (table) => {
+  const registration = { placed, operation: "create", statement: create(placed.table), inputs: [], lineage: {}, sortSql: null };
+  const record = await makeObject(ds, registration, options.replace, async (table) => {
     await ds.columns.command(create(table));
     try {
       await insertInBatches(ds, table, names, types, data, count);
@@ -48,8 +48,6 @@ export async function createFromColumns(ds: DataScope, data: Record<string, read
       throw invalid(`rows could not be stored: ${(error as Error).message}`);
     }
   });
-  const statement = create(placed.table);
-  const record = await registerObject(ds, { placed, operation: "create", statement, inputs: [], lineage: {}, sortSql: null });
   rememberColumns(record.id, names.map((name, i) => ({ name, type: types[i]! })));
   return record;
 }
@@ -101,9 +99,8 @@ export async function createFromRows(ds: DataScope, rows: readonly Record<string
 export async function derive(ds: DataScope, operation: string, inputs: ObjectRecord[], derivation: Derivation, placement: Placement = {}): Promise<ObjectRecord> {
   const placed = placeObject(ds, placement);
   const create = (table: string) => sql`CREATE TABLE ${qualified(ds, table)} ENGINE = MergeTree ORDER BY tuple() AS ${derivation.select}`;
-  await buildTable(ds, placed, placement.replace, (table) => ds.columns.command(create(table)));
-  const statement = create(placed.table);
-  return registerObject(ds, { placed, operation, statement, inputs, lineage: derivation.lineage, sortSql: derivation.sortSql ?? null });
+  const registration = { placed, operation, statement: create(placed.table), inputs, lineage: derivation.lineage, sortSql: derivation.sortSql ?? null };
+  return makeObject(ds, registration, placement.replace, (table) => ds.columns.command(create(table)));
 }
 
 /** A new object from a query: `{name}` placeholders stand for the given objects' tables. */

@@ -5,11 +5,13 @@ import { currentPgSchema, isPostgres } from "./db.js";
 import * as initial from "./migrations/001-initial.js";
 import * as dataLineage from "./migrations/002-data-lineage.js";
 import * as authChains from "./migrations/003-auth-chains.js";
+import * as objectNameLocks from "./migrations/004-object-name-locks.js";
 
 const MIGRATIONS: Record<string, Migration> = {
   "001-initial": initial,
   "002-data-lineage": dataLineage,
   "003-auth-chains": authChains,
+  "004-object-name-locks": objectNameLocks,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => MIGRATIONS };

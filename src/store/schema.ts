@@ -105,6 +105,12 @@ export interface RefreshTokensTable {
   created_at: Big;
 }
 
+export interface ObjectNameLocksTable {
+  table_name: string;
+  holder: string;
+  expires_at: Big;
+}
+
 export interface LoginFailuresTable {
   id: Big;
   username: string;
@@ -165,6 +171,7 @@ export interface Database {
   users: UsersTable;
   refresh_tokens: RefreshTokensTable;
   login_failures: LoginFailuresTable;
+  object_name_locks: ObjectNameLocksTable;
   node_leases: NodeLeasesTable;
   data_objects: DataObjectsTable;
   object_ops: ObjectOpsTable;
