@@ -409,8 +409,12 @@ forEachBackend("data plane", (backend) => {
           await new Promise((resolve) => setTimeout(resolve, 5));
         }
       })();
-      const runs = await Promise.all([1, 2].map(() => h.call("run_job", { name: `${DATA_JOBS}:replaceRace`, kwargs: { writers: 4, rows: 500 } }) as Promise<{ id: string }>));
-      const ended = await Promise.all(runs.map((run) => waitForJob(h, run.id, 60_000)));
+      const ended = [];
+      // A bounded loop of overlaps: each round, two runs of four writers each.
+      for (let round = 0; round < 3; round++) {
+        const runs = await Promise.all([1, 2].map(() => h.call("run_job", { name: `${DATA_JOBS}:replaceRace`, kwargs: { writers: 4, rows: 500 } }) as Promise<{ id: string }>));
+        ended.push(...(await Promise.all(runs.map((run) => waitForJob(h, run.id, 60_000)))));
+      }
       reading = false;
       await reader;
       for (const job of ended) expect(job.status, job.tasks.map((t) => t.error).join("; ")).toBe("COMPLETED");
