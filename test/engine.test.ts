@@ -1,7 +1,8 @@
 // The execution engine on every backend: DAG order, results passed along, map, retries, failure
 // propagation, cancellation, timeouts and task logs.
 
-import { existsSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import type { EngineRuntime } from "../src/app/engine-runtime.js";
 import type { JobDetail } from "../src/models/jobs.js";
@@ -207,6 +208,57 @@ forEachBackend("engine", (backend) => {
     expect(workers.items.map((w) => w.id)).toContain(id);
     expect(((await h.http("POST", `/api/v0/workers/${id}/stop`)).body as { status: string }).status).toBe("STOPPING");
     expect((await h.http("POST", `/api/v0/workers/${id}/stop`)).status).toBe(409);
+  });
+});
+
+forEachBackend("edited job files", (backend) => {
+  let h: Harness;
+  let engine: EngineRuntime;
+  const folder = join("test", "fixtures", `edited-${process.pid}-${backend.name}`);
+  beforeAll(async () => {
+    mkdirSync(folder, { recursive: true });
+    h = await startHarness(backend);
+    engine = await withEngine(h);
+  });
+  afterAll(async () => {
+    await engine?.stop();
+    await h?.close();
+    rmSync(folder, { recursive: true, force: true });
+  });
+
+  const write = (file: string, text: string) => writeFileSync(join(folder, file), text);
+  const pipeline = (tag: string) =>
+    `import { job, task } from "jobhouse";\nimport { label } from "./helper.ts";\n` +
+    `export const step = task("step", async () => "${tag}:" + label);\n` +
+    `export const edited = job("edited", async () => step({}));\n`;
+
+  async function runEdited(): Promise<{ result: unknown; version: string | null }> {
+    const job = await runAndWait(h, `${folder}/pipeline.ts:edited`);
+    expect(job.status, job.error ?? "").toBe("COMPLETED");
+    const detail = job as JobDetail & { code_version: string | null };
+    return { result: await resultOf(h, job, "step"), version: detail.code_version };
+  }
+
+  it("runs each job with its file as it is when the run starts, and records the code version", async () => {
+    write("helper.ts", `export const label = "a";\n`);
+    write("pipeline.ts", pipeline("v1"));
+    const first = await runEdited();
+    expect(first.result).toBe("v1:a");
+    expect(first.version).toMatch(/^[0-9a-f]{16}$/);
+    // Several runs warm every thread with this version.
+    for (let i = 0; i < 4; i++) expect((await runEdited()).version).toBe(first.version);
+
+    write("pipeline.ts", pipeline("v22"));
+    const second = await runEdited();
+    expect(second.result).toBe("v22:a");
+    expect(second.version).not.toBe(first.version);
+
+    // A file the job imports is part of its code too.
+    write("helper.ts", `export const label = "bbb";\n`);
+    const third = await runEdited();
+    expect(third.result).toBe("v22:bbb");
+    expect(third.version).not.toBe(second.version);
+    for (let i = 0; i < 4; i++) expect(await runEdited()).toEqual(third);
   });
 });
 

@@ -5,6 +5,7 @@
 
 import { ServiceError, invalid } from "../core/errors.js";
 import { ThreadPool, type ThreadOptions } from "./thread-pool.js";
+import { MODULE_CHANGED } from "./loader.js";
 import { type InspectedJob, fromErrorData } from "./thread-protocol.js";
 
 export type { InspectedJob } from "./thread-protocol.js";
@@ -22,6 +23,7 @@ export interface JobInspector {
  * thread boots in about 0.3 s, while a check on a booted thread with the module loaded takes well
  * under a millisecond. The last service to close ends them (a live thread would keep the process).
  */
+const INSPECTION_THREADS = 2;
 const sharedPools = new Map<string, { pool: ThreadPool; users: number }>();
 
 function poolFor(options: ThreadOptions): { pool: ThreadPool; release(): Promise<void> } {
@@ -29,7 +31,7 @@ function poolFor(options: ThreadOptions): { pool: ThreadPool; release(): Promise
   let shared = sharedPools.get(key);
   if (!shared) {
     // Two threads: one slow module does not hold up every other check.
-    shared = { pool: new ThreadPool(2, options), users: 0 };
+    shared = { pool: new ThreadPool(INSPECTION_THREADS, options), users: 0 };
     sharedPools.set(key, shared);
   }
   shared.users += 1;
@@ -51,32 +53,44 @@ function poolFor(options: ThreadOptions): { pool: ThreadPool; release(): Promise
 /** `timeoutMs`: how long a module may take to load before the check gives up on it (and its thread). */
 export function createJobInspector(options: ThreadOptions, timeoutMs: number): JobInspector {
   const { pool, release } = poolFor(options);
+  const inspectOnce = async (entrypoint: string, kwargs?: Record<string, unknown>, partial?: boolean): Promise<InspectedJob> => {
+    const thread = await pool.acquire();
+    let reusable = false;
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      // The limit is the module's own loading time, not the thread's boot (slow on a busy machine).
+      await thread.ready;
+      const timeout = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(invalid(`module of "${entrypoint}" did not finish loading within ${timeoutMs / 1000} s`)), timeoutMs);
+      });
+      const outcome = await Promise.race([thread.inspect({ type: "inspect", entrypoint, kwargs, partial }), timeout]);
+      if (outcome.ok) {
+        reusable = true;
+        return outcome.job!;
+      }
+      // Kwargs that do not fit the schema are the caller's mistake; the module itself is fine.
+      // A module that changed since the thread loaded it is not: the thread goes.
+      reusable = outcome.loaded && outcome.error?.code !== MODULE_CHANGED;
+      const refusal = fromErrorData(outcome.error!);
+      throw refusal instanceof ServiceError ? refusal : invalid(`entrypoint could not be checked: ${refusal.message}`);
+    } catch (error) {
+      if (error instanceof ServiceError) throw error;
+      throw invalid(`module of "${entrypoint}" could not be loaded: ${(error as Error).message}`);
+    } finally {
+      clearTimeout(timer);
+      pool.release(thread, reusable);
+    }
+  };
   return {
     async inspect(entrypoint, kwargs, partial) {
-      const thread = await pool.acquire();
-      let reusable = false;
-      let timer: NodeJS.Timeout | undefined;
-      try {
-        // The limit is the module's own loading time, not the thread's boot (slow on a busy machine).
-        await thread.ready;
-        const timeout = new Promise<never>((_, reject) => {
-          timer = setTimeout(() => reject(invalid(`module of "${entrypoint}" did not finish loading within ${timeoutMs / 1000} s`)), timeoutMs);
-        });
-        const outcome = await Promise.race([thread.inspect({ type: "inspect", entrypoint, kwargs, partial }), timeout]);
-        if (outcome.ok) {
-          reusable = true;
-          return outcome.job!;
+      // The file changed since a thread loaded it: that thread is replaced and the check goes to
+      // the next one, until a fresh thread checks the file as it is now (each pool thread at most once).
+      for (let tries = 1; ; tries++) {
+        try {
+          return await inspectOnce(entrypoint, kwargs, partial);
+        } catch (error) {
+          if (!(error instanceof ServiceError && error.code === MODULE_CHANGED) || tries > INSPECTION_THREADS) throw error;
         }
-        // Kwargs that do not fit the schema are the caller's mistake; the module itself is fine.
-        reusable = outcome.loaded;
-        const refusal = fromErrorData(outcome.error!);
-        throw refusal instanceof ServiceError ? refusal : invalid(`entrypoint could not be checked: ${refusal.message}`);
-      } catch (error) {
-        if (error instanceof ServiceError) throw error;
-        throw invalid(`module of "${entrypoint}" could not be loaded: ${(error as Error).message}`);
-      } finally {
-        clearTimeout(timer);
-        pool.release(thread, reusable);
       }
     },
     close: release,

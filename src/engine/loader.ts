@@ -5,10 +5,11 @@ import { existsSync, realpathSync, statSync } from "node:fs";
 import { isBuiltin } from "node:module";
 import { isAbsolute, relative, resolve, sep } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import { invalid } from "../core/errors.js";
+import { conflict, invalid } from "../core/errors.js";
 import { BUILTIN_MODULE, builtinTasks } from "./builtins.js";
 import { type JobDefinition, type TaskDefinition, isJobDefinition, isTaskDefinition, taskRegistry } from "./definitions.js";
 import { parseEntrypoint } from "./entrypoints.js";
+import { type ModuleVersion, isCurrent, readModuleVersion } from "./module-versions.js";
 
 const FILE_EXTENSIONS = [".ts", ".mts", ".js", ".mjs"];
 
@@ -98,19 +99,41 @@ const loaded = new Map<string, LoadedModule>();
 interface LoadedModule {
   url: string;
   exports: Record<string, unknown>;
+  /** The files as they were loaded; null for a package. */
+  version: ModuleVersion | null;
 }
+
+/** The module this thread loaded has changed on disk: only a fresh thread can load the new one. */
+export const MODULE_CHANGED = "module_changed";
 
 /** Modules this thread has tried to import (a refused check after one leaves module state behind). */
 let importsTried = 0;
 export const importsAttempted = (): number => importsTried;
 
-async function importModule(module: string): Promise<LoadedModule> {
+/**
+ * What a caller knows of the module's version: `expected`, the version its run started with (a
+ * thread holding another re-checks the files now); `force`, check the files now whatever the time.
+ */
+export interface VersionCheck {
+  expected?: string | null;
+  force?: boolean;
+}
+
+async function importModule(module: string, check: VersionCheck = {}): Promise<LoadedModule> {
   const cached = loaded.get(module);
-  if (cached) return cached;
+  if (cached) {
+    const force = check.force === true || (check.expected != null && cached.version !== null && cached.version.version !== check.expected);
+    if (cached.version && !isCurrent(cached.version, Date.now(), force)) {
+      throw conflict(`module "${module}" changed on disk since this thread loaded it`, MODULE_CHANGED);
+    }
+    return cached;
+  }
   const url = moduleUrl(module);
   importsTried += 1;
   try {
-    const entry = { url, exports: (await import(url)) as Record<string, unknown> };
+    // Read before importing: a change during the import is then seen at the next check.
+    const version = readModuleVersion(url, Date.now());
+    const entry = { url, exports: (await import(url)) as Record<string, unknown>, version };
     loaded.set(module, entry);
     return entry;
   } catch (error) {
@@ -119,10 +142,15 @@ async function importModule(module: string): Promise<LoadedModule> {
   }
 }
 
+/** The version of the module behind an entrypoint, as this thread loaded it (null: a package or a built-in). */
+export function loadedVersion(entrypoint: string): string | null {
+  return loaded.get(parseEntrypoint(entrypoint).module)?.version?.version ?? null;
+}
+
 /** Resolves a job entrypoint `<module>:<export>` (register_job, run_job, a job's entry task). */
-export async function resolveJob(entrypoint: string): Promise<JobDefinition> {
+export async function resolveJob(entrypoint: string, check: VersionCheck = {}): Promise<JobDefinition> {
   const { module, exportName } = parseEntrypoint(entrypoint);
-  const exported = (await importModule(module)).exports[exportName];
+  const exported = (await importModule(module, check)).exports[exportName];
   if (isJobDefinition(exported)) return exported;
   if (exported === undefined) throw invalid(`module "${module}" has no export "${exportName}"`);
   if (isTaskDefinition(exported)) throw invalid(`"${entrypoint}" is a task, not a job: define the job with job() from "jobhouse"`);
@@ -133,14 +161,14 @@ export async function resolveJob(entrypoint: string): Promise<JobDefinition> {
  * Resolves a task entrypoint `<module>:<task name>`: the name given to task(), which need not be
  * the export's name; an export of that name that is a task is accepted too.
  */
-export async function resolveTask(entrypoint: string): Promise<TaskDefinition> {
+export async function resolveTask(entrypoint: string, check: VersionCheck = {}): Promise<TaskDefinition> {
   const { module, exportName: name } = parseEntrypoint(entrypoint);
   if (module === BUILTIN_MODULE) {
     const builtin = builtinTasks.get(name);
     if (!builtin) throw invalid(`"${name}" is not a built-in task`);
     return builtin;
   }
-  const { url, exports } = await importModule(module);
+  const { url, exports } = await importModule(module, check);
   const registered = taskRegistry.get(`${url}#${name}`);
   if (registered) return registered;
   if (isTaskDefinition(exports[name])) return exports[name];

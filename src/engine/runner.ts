@@ -20,8 +20,9 @@ import { resolveResults } from "./results.js";
 import { decideRetry, stateAfterFailure } from "./retry.js";
 import { AttemptLog, attemptLogPath } from "./task-log.js";
 import { defaultTimeoutMsOf } from "./task-rows.js";
-import type { TaskThread, ThreadPool } from "./thread-pool.js";
-import type { RunOutcome } from "./thread-protocol.js";
+import type { RunHandlers, TaskThread, ThreadPool } from "./thread-pool.js";
+import type { RunOutcome, RunRequest } from "./thread-protocol.js";
+import { MODULE_CHANGED } from "./loader.js";
 
 export interface EngineDeps {
   db: Store;
@@ -46,6 +47,8 @@ class TaskFailure extends Error {
     message: string,
     readonly detail: string,
     readonly nonRetryable: boolean,
+    /** The ServiceError code it carried, if any (MODULE_CHANGED: the thread's module is stale). */
+    readonly code?: string,
   ) {
     super(message);
   }
@@ -128,39 +131,52 @@ async function runAttempt(
       created: objectsMade,
     })));
 
-  const thread = await deps.threads.acquire();
+  let thread = await deps.threads.acquire();
   let threadReusable = false;
   try {
     // A fresh thread boots first: its boot is no part of the task's time limit.
     await thread.ready;
     const kwargsJson = await resolveArguments(deps, task);
-    const run = thread.run(
-      {
-        type: "run",
-        kind: task.kind === "job" ? "job" : "task",
-        entrypoint: task.entrypoint,
-        kwargsJson,
-        jobId: task.job_id,
-        taskId: task.id,
-        attempt: key.attempt,
-        defaultTimeoutMs: defaultTimeoutMsOf(deps.config),
+    const request: RunRequest = {
+      type: "run",
+      kind: task.kind === "job" ? "job" : "task",
+      entrypoint: task.entrypoint,
+      kwargsJson,
+      jobId: task.job_id,
+      taskId: task.id,
+      attempt: key.attempt,
+      defaultTimeoutMs: defaultTimeoutMsOf(deps.config),
+      codeVersion: task.code_version ?? null,
+    };
+    const handlers: RunHandlers = {
+      log: (level, text) => log.write(level, text),
+      data: async (call) => {
+        // An attempt that timed out, was cancelled or was taken away is over, whatever its code
+        // still does during the grace period: its data operations are refused, not made and
+        // dropped afterwards.
+        if (controller.signal.aborted) throw new Error(`this attempt is over (${abortReason(controller.signal)}): data operations are refused`);
+        return dispatchPlaneCall(scopePlane(await dataScope()), call.method, call.args);
       },
-      {
-        log: (level, text) => log.write(level, text),
-        data: async (call) => {
-          // An attempt that timed out, was cancelled or was taken away is over, whatever its code
-          // still does during the grace period: its data operations are refused, not made and
-          // dropped afterwards.
-          if (controller.signal.aborted) throw new Error(`this attempt is over (${abortReason(controller.signal)}): data operations are refused`);
-          return dispatchPlaneCall(scopePlane(await dataScope()), call.method, call.args);
-        },
-      },
-    );
-    const outcome = await runWithLimits(deps, task, controller, thread, run);
+    };
+    let outcome: RunOutcome;
+    for (let fresh = false; ; fresh = true) {
+      try {
+        outcome = await runWithLimits(deps, task, controller, thread, thread.run(request, handlers));
+        break;
+      } catch (error) {
+        // The job's file changed since this thread loaded it (no task code ran): a fresh thread
+        // loads the file as it is now, so a run always uses the code on disk when it starts.
+        if (fresh || !(error instanceof TaskFailure && error.code === MODULE_CHANGED)) throw error;
+        deps.threads.release(thread, false);
+        thread = await deps.threads.acquire();
+        await thread.ready;
+      }
+    }
     // The thread reported and is idle again: it can take the next task.
     threadReusable = true;
     const resultJson = outcome.resultJson!;
-    const children = outcome.children ?? [];
+    // The tasks it scheduled belong to the same run, with the same code.
+    const children = (outcome.children ?? []).map((child) => ({ ...child, row: { ...child.row, code_version: task.code_version ?? null } }));
     // From the stored JSON, not the live value: a DataObject carries its whole data scope.
     const references = [...collectReferences(JSON.parse(resultJson))].map(BigInt);
     // The slot's next task is claimed with this completion unless cleanup must run first.
@@ -251,7 +267,7 @@ async function runWithLimits(deps: EngineDeps, task: TaskRow, controller: AbortC
     if (controller.signal.aborted) throw controller.signal.reason;
     if (!outcome.ok) {
       const error = outcome.error!;
-      throw new TaskFailure(error.message, error.stack ?? error.message, error.name === "NonRetryableError");
+      throw new TaskFailure(error.message, error.stack ?? error.message, error.name === "NonRetryableError", error.code);
     }
     return outcome;
   } catch (error) {

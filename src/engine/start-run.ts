@@ -24,6 +24,8 @@ export interface RunRequest {
   registeredName: string | null;
   /** The job's own options (retries, backoff_s, timeout_s): they govern its entry task. */
   options?: TaskOptions;
+  /** The hash of the job's module and its local imports as loaded to plan the run. */
+  codeVersion?: string | null;
   /**
    * Why the run cannot start (a scheduled run whose module no longer loads or whose kwargs its
    * schema rejects): it is recorded FAILED at once, its entry task carrying the reason, rather
@@ -61,6 +63,7 @@ export async function planRun(jobs: JobInspector, config: Pick<Config, "defaultP
     preservationMode: preservationOf(source.preservationMode, registered, config),
     registeredName: registered?.name ?? null,
     options: job.options,
+    codeVersion: job.codeVersion,
   };
 }
 
@@ -107,6 +110,7 @@ export async function startRunIf(
     created_at: BigInt(now),
     started_at: null,
     completed_at: null,
+    code_version: run.codeVersion ?? null,
   };
   // The entry task runs the job function itself; it builds the rest of the graph at run time.
   const entry = newTaskRow({
@@ -119,6 +123,7 @@ export async function startRunIf(
     options: run.options ?? {},
     defaultTimeoutMs: defaultTimeoutMsOf(config),
     nowMs: now,
+    codeVersion: run.codeVersion ?? null,
   });
   if (run.refusal !== undefined) {
     Object.assign(job, { status: "FAILED", completed_at: BigInt(now), error: `task ${run.name} (${entry.id}) failed: ${run.refusal}` });

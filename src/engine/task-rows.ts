@@ -29,6 +29,8 @@ export interface NewTask {
   options: TaskOptions;
   defaultTimeoutMs: number | null;
   nowMs: number;
+  /** The job's code version (see start-run.ts). */
+  codeVersion?: string | null;
 }
 
 export function newTaskRow(t: NewTask): NewTaskRow & { id: bigint } {
@@ -55,5 +57,6 @@ export function newTaskRow(t: NewTask): NewTaskRow & { id: bigint } {
     claimed_at: null,
     started_at: null,
     completed_at: null,
+    code_version: t.codeVersion ?? null,
   };
 }

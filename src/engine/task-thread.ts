@@ -9,7 +9,7 @@ import { wireBuiltins } from "./builtins.js";
 import { remotePlane } from "./data-plane.js";
 import type { TaskContext } from "./definitions.js";
 import { type Execution, executions, scheduleTask } from "./execution.js";
-import { configureJobRoots, importsAttempted, resolveJob, resolveTask, validateKwargs } from "./loader.js";
+import { configureJobRoots, importsAttempted, loadedVersion, resolveJob, resolveTask, validateKwargs } from "./loader.js";
 import { toStoredJson } from "./references.js";
 import { reviveObjects } from "./revive.js";
 import { captureConsole, taskLogger } from "./task-log.js";
@@ -71,7 +71,8 @@ async function run(request: RunRequest): Promise<void> {
   };
   try {
     const result = await executions.run(execution, async () => {
-      const definition = request.kind === "job" ? await resolveJob(request.entrypoint) : await resolveTask(request.entrypoint);
+      const check = { expected: request.codeVersion };
+      const definition = request.kind === "job" ? await resolveJob(request.entrypoint, check) : await resolveTask(request.entrypoint, check);
       // {"object": name} in the arguments (a task's returned object, or one named in run_job's kwargs) arrives as a DataObject.
       const kwargs = await reviveObjects(JSON.parse(request.kwargsJson), plane);
       return definition.fn(kwargs as never, context);
@@ -89,11 +90,12 @@ async function inspect(request: InspectRequest): Promise<void> {
   const importsBefore = importsAttempted();
   let loaded = false;
   try {
-    const definition = await resolveJob(request.entrypoint);
+    // A register or run check sees the files as they are now.
+    const definition = await resolveJob(request.entrypoint, { force: true });
     loaded = true;
     const kwargs = request.kwargs === undefined ? undefined : validateKwargs(definition, request.kwargs, request.partial);
     const { retries, backoff_s, timeout_s } = definition.options;
-    post({ type: "inspected", ok: true, loaded, job: { name: definition.name, options: { retries, backoff_s, timeout_s }, kwargs } });
+    post({ type: "inspected", ok: true, loaded, job: { name: definition.name, options: { retries, backoff_s, timeout_s }, kwargs, codeVersion: loadedVersion(request.entrypoint) } });
   } catch (error) {
     // Refused before anything was imported (a confinement rule, a missing file): the thread is as it was.
     post({ type: "inspected", ok: false, loaded: loaded || importsAttempted() === importsBefore, error: toErrorData(error) });

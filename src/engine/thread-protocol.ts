@@ -24,6 +24,8 @@ export interface RunRequest {
   taskId: bigint;
   attempt: number;
   defaultTimeoutMs: number | null;
+  /** The code version the job started with: a thread holding another version re-checks its files. */
+  codeVersion: string | null;
 }
 
 /** Load an entrypoint and check that it is a job (and, given kwargs, that they fit its schema). */
@@ -71,6 +73,8 @@ export interface InspectedJob {
   name: string;
   options: Pick<TaskOptions, "retries" | "backoff_s" | "timeout_s">;
   kwargs?: Record<string, unknown>;
+  /** The hash of the job's module and the local files it imports, as loaded; null for a package. */
+  codeVersion: string | null;
 }
 
 export interface InspectOutcome {

@@ -33,6 +33,7 @@ export const JobDetail = JobView.extend({
   result_ref: z.unknown().nullable().describe("The entry task's result_ref once the job completed"),
   tasks: z.array(TaskView),
   duration_ms: z.number().int().nullable().describe("completed_at (or now) minus started_at; null before start"),
+  code_version: z.string().nullable().describe("Hash of the job's module and the local files it imports when the run started; null for a package"),
 });
 export type JobDetail = z.infer<typeof JobDetail>;
 

@@ -6,12 +6,14 @@ import * as initial from "./migrations/001-initial.js";
 import * as dataLineage from "./migrations/002-data-lineage.js";
 import * as authChains from "./migrations/003-auth-chains.js";
 import * as objectNameLocks from "./migrations/004-object-name-locks.js";
+import * as jobCodeVersion from "./migrations/005-job-code-version.js";
 
 const MIGRATIONS: Record<string, Migration> = {
   "001-initial": initial,
   "002-data-lineage": dataLineage,
   "003-auth-chains": authChains,
   "004-object-name-locks": objectNameLocks,
+  "005-job-code-version": jobCodeVersion,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => MIGRATIONS };

@@ -25,9 +25,13 @@ export interface JobsTable {
   created_at: Big;
   started_at: NullableBig;
   completed_at: NullableBig;
+  /** The hash of the job's module graph when the run started (migration 005); null for a package. */
+  code_version: string | null;
 }
 
 export interface TasksTable {
+  /** The job's code_version (migration 005). */
+  code_version: string | null;
   id: Big;
   job_id: Big;
   name: string;

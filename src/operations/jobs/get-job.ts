@@ -30,6 +30,7 @@ export const getJob = defineOperation({
       result_ref: parseJson(job.result_ref, null),
       tasks: tasks.map(toTaskView),
       duration_ms: job.started_at === null ? null : Math.max(0, end - Number(job.started_at)),
+      code_version: job.code_version ?? null,
     };
   },
 });
