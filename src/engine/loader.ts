@@ -122,8 +122,10 @@ export interface VersionCheck {
 async function importModule(module: string, check: VersionCheck = {}): Promise<LoadedModule> {
   const cached = loaded.get(module);
   if (cached) {
-    const force = check.force === true || (check.expected != null && cached.version !== null && cached.version.version !== check.expected);
-    if (cached.version && !isCurrent(cached.version, Date.now(), force)) {
+    // A run that started with the version this thread holds gets it, whatever the disk says now.
+    const wanted = check.expected != null && cached.version?.version === check.expected && check.force !== true;
+    const force = check.force === true || (check.expected != null && !wanted);
+    if (cached.version && !wanted && !isCurrent(cached.version, Date.now(), force)) {
       throw conflict(`module "${module}" changed on disk since this thread loaded it`, MODULE_CHANGED);
     }
     return cached;
