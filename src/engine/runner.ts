@@ -220,7 +220,7 @@ async function runAttempt(
   } finally {
     // A thread that is still running abandoned code (timeout, cancel) or died is replaced.
     deps.threads.release(thread, threadReusable);
-    await log.close();
+    log.close();
   }
 }
 

@@ -1,11 +1,10 @@
 // One log file per task attempt (CONTRACT §4: $SERVICE_LOG_DIR/<job_id>/<task_id>/<attempt>.log),
 // fed by the task's logger and by console output made on the task's async path.
 
-import { closeSync, open, writeSync } from "node:fs";
-import { mkdir } from "node:fs/promises";
+import { closeSync, mkdirSync, openSync, writeSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { format, promisify } from "node:util";
-import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from "../core/private-files.js";
+import { format } from "node:util";
+import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE, makePrivateDir } from "../core/private-files.js";
 import { currentExecution } from "./execution.js";
 import type { TaskLogger } from "./definitions.js";
 
@@ -16,69 +15,43 @@ export const attemptLogPath = (logDir: string, jobId: bigint, taskId: bigint, at
  * The task's folder, usually one level below its job's: one mkdir, and the recursive walk (several
  * system calls per level, measurable at a thousand attempts a second) only when a parent is missing.
  */
-async function makeAttemptDir(dir: string): Promise<void> {
+function makeAttemptDir(dir: string): void {
   try {
-    await mkdir(dir, { mode: PRIVATE_DIR_MODE });
+    mkdirSync(dir, { mode: PRIVATE_DIR_MODE });
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
-    if (code === "ENOENT") await mkdir(dir, { recursive: true, mode: PRIVATE_DIR_MODE });
+    if (code === "ENOENT") makePrivateDir(dir);
     else if (code !== "EEXIST") throw error;
   }
 }
 
-// The callback form gives a plain descriptor (a FileHandle would close it again when collected).
-const openFile = promisify(open);
-
-/** The attempt's file descriptor, opened for appending; null when it cannot be (a full or read-only disk). */
-async function openAttemptFile(path: string): Promise<number | null> {
-  try {
-    await makeAttemptDir(dirname(path));
-    return await openFile(path, "a", PRIVATE_FILE_MODE);
-  } catch {
-    // A full or read-only disk must not fail the task; its outcome is still recorded in SQL.
-    return null;
-  }
-}
-
 /**
- * The folder and the open run on libuv's pool while the task starts (on the event loop they were
- * most of a distributed worker's main-thread time at a thousand attempts a second); lines logged
- * before the file is open wait in memory. Once it is, writes are synchronous appends: a line is in
- * the file the moment it is logged, and a small append costs less than an async round trip.
- * `close` writes what waited; the runner awaits it before the attempt counts as settled, so a
- * reader after the job ended sees everything.
+ * Writes are synchronous appends: a line is in the file the moment it is logged (a reader right
+ * after the task ends sees everything), and a small append costs less than an async round trip.
  */
 export class AttemptLog {
-  private fd: number | null = null;
-  private waiting: string[] | null = [];
-  private readonly opened: Promise<void>;
+  private fd: number | null;
 
   constructor(readonly path: string) {
-    this.opened = openAttemptFile(path).then((fd) => {
-      this.fd = fd;
-      const lines = this.waiting ?? [];
-      this.waiting = null;
-      this.append(lines.join(""));
-    });
+    try {
+      makeAttemptDir(dirname(path));
+      this.fd = openSync(path, "a", PRIVATE_FILE_MODE);
+    } catch {
+      // A full or read-only disk must not fail the task; its outcome is still recorded in SQL.
+      this.fd = null;
+    }
   }
 
   write(level: string, text: string): void {
-    const line = `${new Date().toISOString()} ${level} ${text}\n`;
-    if (this.waiting) this.waiting.push(line);
-    else this.append(line);
-  }
-
-  private append(text: string): void {
-    if (this.fd === null || text === "") return;
+    if (this.fd === null) return;
     try {
-      writeSync(this.fd, text);
+      writeSync(this.fd, `${new Date().toISOString()} ${level} ${text}\n`);
     } catch {
       // As above: losing a log line is better than losing the task.
     }
   }
 
-  async close(): Promise<void> {
-    await this.opened;
+  close(): void {
     if (this.fd !== null) closeSync(this.fd);
     this.fd = null;
   }
