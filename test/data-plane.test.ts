@@ -433,6 +433,27 @@ forEachBackend("data plane", (backend) => {
       expect(await h.service.db.selectFrom("object_name_locks").selectAll().execute()).toEqual([]);
     });
 
+    it("points lineage at the object a run read, not at a later run's object of the same name", async () => {
+      const first = await runAndWait(h, `${DATA_JOBS}:dimThenFact`, { tag: 1 });
+      const second = await runAndWait(h, `${DATA_JOBS}:dimThenFact`, { tag: 2 });
+      expect([first.status, second.status]).toEqual(["COMPLETED", "COMPLETED"]);
+      // By name, a job-scoped object means the newest run's; by table or id, exactly that one.
+      const newest = (await h.call("get_object", { name: "fact" })) as ObjectDetail;
+      expect(newest.job_id).toBe(second.id);
+      const fact = (await h.call("get_object", { name: `j_${first.id}_fact` })) as ObjectDetail;
+      expect(fact.job_id).toBe(first.id);
+      expect(fact.lineage_summary.upstream).toEqual(["dim"]);
+      const [dim] = fact.lineage_summary.upstream_objects;
+      expect(dim).toMatchObject({ name: "dim", table: `j_${first.id}_dim`, scope: "job", job_id: first.id, exists: true });
+      // Following it reaches run 1's dim, whose downstream is run 1's fact only.
+      const upstream = (await h.call("get_object", { name: dim!.id })) as ObjectDetail;
+      expect(upstream.table).toBe(`j_${first.id}_dim`);
+      expect(upstream.lineage_summary.downstream_objects.map((o) => o.table)).toEqual([`j_${first.id}_fact`]);
+      const viaRest = await h.http("GET", `/api/v0/objects/${dim!.id}`);
+      expect((viaRest.body as ObjectDetail).table).toBe(`j_${first.id}_dim`);
+      expect((await h.http("GET", "/api/v0/objects/999999999999")).status).toBe(404);
+    });
+
     it("hands a global object named in run_job's kwargs to the job as a DataObject", async () => {
       await create({ x: [1, 2, 3, 4] }, { name: "for_counting" });
       const job = await runAndWait(h, `${DATA_JOBS}:countRows`, { input: { object: "for_counting" } });

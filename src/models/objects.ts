@@ -32,10 +32,22 @@ export const ObjectView = z.object({
 });
 export type ObjectView = z.infer<typeof ObjectView>;
 
+/** A neighbour in the lineage, exactly: get_object takes its id or its table. */
+export const LineageObject = z.object({
+  id: IdString,
+  name: z.string(),
+  table: z.string().nullable().describe("null once the object was dropped"),
+  scope: Scope.nullable(),
+  job_id: IdString.nullable(),
+  exists: z.boolean(),
+});
+
 export const LineageSummary = z.object({
   produced_by: z.object({ job_id: IdString.nullable(), task_id: IdString.nullable(), operation: z.string() }).nullable(),
-  upstream: z.array(z.string()).describe("Objects this one was made from (direct)"),
-  downstream: z.array(z.string()).describe("Objects made from this one (direct)"),
+  upstream: z.array(z.string()).describe("Objects this one was made from (direct), by name"),
+  downstream: z.array(z.string()).describe("Objects made from this one (direct), by name"),
+  upstream_objects: z.array(LineageObject).describe("The objects upstream names, exactly: by id and table (a job-scoped name recurs in every run)"),
+  downstream_objects: z.array(LineageObject).describe("The objects downstream names, exactly"),
   columns: z
     .record(z.string(), z.array(z.object({ object: z.string(), column: z.string() })))
     .describe("Column-level lineage: for each column, the input columns it was computed from"),
@@ -61,6 +73,11 @@ export type ObjectDetail = z.infer<typeof ObjectDetail>;
 
 /** CONTRACT §5: names (and the table names of temp objects) match this; anything else is 422. */
 export const ObjectName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]{0,127}$/, "must match ^[A-Za-z_][A-Za-z0-9_]*$");
+/** get_object's ref: a name (the newest object of a job-scoped name), a table name, or an id. */
+export const ObjectRef = z
+  .string()
+  .regex(/^(?:[A-Za-z_][A-Za-z0-9_]{0,127}|\d{1,19})$/, "must be an object name, a table name or an id")
+  .describe("Object name (a job-scoped name means the newest run's), table name, or id");
 
 export const ObjectFilter = z.object({
   prefix: z.string().min(1).max(200).optional(),

@@ -46,6 +46,10 @@ export async function findObject(db: Store, name: string): Promise<DataObjectRow
     .executeTakeFirst();
 }
 
+export async function findObjectById(db: Store, id: bigint): Promise<DataObjectRow | undefined> {
+  return id < 2n ** 63n ? db.selectFrom("data_objects").selectAll().where("id", "=", id).executeTakeFirst() : undefined;
+}
+
 export async function insertObject(db: Store, row: DataObjectRow): Promise<void> {
   await db.insertInto("data_objects").values(row).execute();
 }

@@ -48,10 +48,20 @@ export async function recordOperation(db: Store, op: OperationRecord): Promise<v
   }
 }
 
+/** A neighbour in the operation log, exactly: the object itself, not whatever has its name now. */
+export interface LineageNeighbour {
+  id: bigint;
+  name: string;
+  /** Its registry row, or null once it was dropped (a temp, a replaced or deleted object). */
+  row: { table: string; scope: string; jobId: bigint | null } | null;
+}
+
 export interface LineageFacts {
   producedBy: { jobId: bigint | null; taskId: bigint | null; operation: string } | null;
   upstream: string[];
   downstream: string[];
+  upstreamObjects: LineageNeighbour[];
+  downstreamObjects: LineageNeighbour[];
   columns: Record<string, { object: string; column: string }[]>;
   operations: { operation: string; sql: string; jobId: bigint | null; taskId: bigint | null; attempt: number | null; atMs: number }[];
 }
@@ -60,17 +70,24 @@ export interface LineageFacts {
 export async function readLineage(db: Store, objectId: bigint): Promise<LineageFacts> {
   const [ops, upstream, downstream, columns] = await Promise.all([
     db.selectFrom("object_ops").selectAll().where("object_id", "=", objectId).orderBy("id").execute(),
-    db.selectFrom("object_inputs").select("input_name").distinct().where("object_id", "=", objectId).orderBy("input_name").execute(),
-    db.selectFrom("object_inputs").select("object_name").distinct().where("input_id", "=", objectId).orderBy("object_name").execute(),
+    db.selectFrom("object_inputs").select(["input_id as id", "input_name as name"]).distinct().where("object_id", "=", objectId).orderBy("input_id").execute(),
+    db.selectFrom("object_inputs").select(["object_id as id", "object_name as name"]).distinct().where("input_id", "=", objectId).orderBy("object_id").execute(),
     db.selectFrom("column_lineage").selectAll().where("object_id", "=", objectId).execute(),
   ]);
+  const ids = [...new Set([...upstream, ...downstream].map((n) => n.id))];
+  const rows = ids.length === 0 ? [] : await db.selectFrom("data_objects").select(["id", "table_name", "scope", "job_id"]).where("id", "in", ids).execute();
+  const byId = new Map(rows.map((r) => [r.id, { table: r.table_name, scope: r.scope, jobId: r.job_id }]));
+  const neighbour = (n: { id: bigint; name: string }): LineageNeighbour => ({ id: n.id, name: n.name, row: byId.get(n.id) ?? null });
+  const names = (list: { name: string }[]) => [...new Set(list.map((n) => n.name))].sort();
   const first = ops[0];
   const byColumn: Record<string, { object: string; column: string }[]> = {};
   for (const c of columns) (byColumn[c.column_name] ??= []).push({ object: c.input_name, column: c.input_column });
   return {
     producedBy: first ? { jobId: first.job_id, taskId: first.task_id, operation: first.operation } : null,
-    upstream: upstream.map((r) => r.input_name),
-    downstream: downstream.map((r) => r.object_name),
+    upstream: names(upstream),
+    downstream: names(downstream),
+    upstreamObjects: upstream.map(neighbour),
+    downstreamObjects: downstream.map(neighbour),
     columns: byColumn,
     operations: ops.map((o) => ({
       operation: o.operation,

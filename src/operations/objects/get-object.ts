@@ -2,25 +2,25 @@
 
 import { z } from "zod";
 import { notFound } from "../../core/errors.js";
-import { ObjectDetail, ObjectName } from "../../models/objects.js";
-import { findObject } from "../../store/data-objects.js";
+import { ObjectDetail, ObjectRef } from "../../models/objects.js";
+import { findObject, findObjectById } from "../../store/data-objects.js";
 import { defineOperation } from "../define.js";
 import { toObjectDetail } from "./object-views.js";
 
 export const getObject = defineOperation({
   name: "get_object",
-  summary: "Get a data object by name (or table name) with its schema and lineage summary",
+  summary: "Get a data object by name, table name or id, with its schema and lineage summary",
   mutates: false,
   access: "viewer",
   mcp: true,
   usesColumnStore: true,
-  input: z.object({ name: ObjectName }),
+  input: z.object({ name: ObjectRef }),
   output: ObjectDetail,
   http: { method: "GET", path: "/objects/:name" },
   cli: { command: "data get <name>" },
   async handler({ name }, { db, columns }) {
-    const row = await findObject(db, name);
-    if (!row) throw notFound(`no data object is named "${name}"`);
+    const row = /^\d+$/.test(name) ? await findObjectById(db, BigInt(name)) : await findObject(db, name);
+    if (!row) throw notFound(/^\d+$/.test(name) ? `data object ${name} does not exist` : `no data object is named "${name}"`);
     return toObjectDetail(db, await columns(), row);
   },
 });

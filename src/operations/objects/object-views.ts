@@ -5,7 +5,7 @@ import { readTableStats, readTableSchema } from "../../data/catalog.js";
 import type { ColumnStore } from "../../data/client.js";
 import type { ObjectDetail, ObjectView } from "../../models/objects.js";
 import type { Store } from "../../store/db.js";
-import { readLineage } from "../../store/object-lineage.js";
+import { type LineageNeighbour, readLineage } from "../../store/object-lineage.js";
 import type { DataObjectRow } from "../../store/schema.js";
 
 export async function toObjectViews(columns: ColumnStore, rows: DataObjectRow[]): Promise<ObjectView[]> {
@@ -49,6 +49,8 @@ export async function toObjectDetail(db: Store, columns: ColumnStore, row: DataO
       },
       upstream: lineage.upstream,
       downstream: lineage.downstream,
+      upstream_objects: lineage.upstreamObjects.map(toLineageObject),
+      downstream_objects: lineage.downstreamObjects.map(toLineageObject),
       columns: lineage.columns,
       operations: lineage.operations.map((o) => ({
         operation: o.operation,
@@ -59,5 +61,16 @@ export async function toObjectDetail(db: Store, columns: ColumnStore, row: DataO
         at: toIso(o.atMs)!,
       })),
     },
+  };
+}
+
+function toLineageObject(n: LineageNeighbour) {
+  return {
+    id: n.id.toString(),
+    name: n.name,
+    table: n.row?.table ?? null,
+    scope: (n.row?.scope ?? null) as "temp" | "job" | "global" | null,
+    job_id: n.row?.jobId?.toString() ?? null,
+    exists: n.row !== null,
   };
 }
