@@ -31,6 +31,24 @@ export interface ColumnStore {
 // Errors reach our callers as exceptions; the client's own console logging would only duplicate them.
 const QUIET = { level: ClickHouseLogLevel.OFF };
 
+const UNKNOWN_TABLE = /UNKNOWN_TABLE|Unknown table expression|Table \S+ doesn't exist|Code: 60\b/;
+
+/**
+ * A statement that names a table which does not exist is tried once more after 25 ms. ClickHouse
+ * 18.16 has no atomic EXCHANGE: a replaced object's table is swapped in by renames in one statement
+ * (object-registry.ts), and a reader that lands between them would otherwise fail; a table that is
+ * really missing fails the second time too. Such a failure changed nothing, so trying again is safe.
+ */
+async function onceMoreIfTableMissing<T>(run: () => Promise<T>): Promise<T> {
+  try {
+    return await run();
+  } catch (error) {
+    if (!UNKNOWN_TABLE.test((error as Error)?.message ?? "") && (error as { code?: string })?.code !== "60") throw error;
+    await new Promise((resolve) => setTimeout(resolve, 25));
+    return run();
+  }
+}
+
 export async function openColumnStore(target: ColumnTarget): Promise<ColumnStore> {
   const client = target.engine === "chdb" ? await openChdb(target.location) : openServer(target.location);
   const store = wrap(client, target);
@@ -87,11 +105,13 @@ function wrap(client: ClickHouseClient, target: ColumnTarget): ColumnStore {
     engine: target.engine,
     database: target.database,
     async query<T>(statement: Sql): Promise<T[]> {
-      const result = await client.query({ query: statement.text, format: "JSONEachRow", clickhouse_settings: await settings() });
-      return (await result.json()) as T[];
+      return onceMoreIfTableMissing(async () => {
+        const result = await client.query({ query: statement.text, format: "JSONEachRow", clickhouse_settings: await settings() });
+        return (await result.json()) as T[];
+      });
     },
     async command(statement: Sql): Promise<void> {
-      await client.command({ query: statement.text, clickhouse_settings: await settings() });
+      await onceMoreIfTableMissing(async () => void (await client.command({ query: statement.text, clickhouse_settings: await settings() })));
     },
     async insertRows(table, rows) {
       if (rows.length === 0) return;
