@@ -14,10 +14,13 @@ export const MIN_PASSWORD_LENGTH = 8;
 /** bcrypt reads at most 72 bytes: a longer password would be silently cut, so it is refused. */
 export const MAX_PASSWORD_BYTES = 72;
 
+/** Whether bcrypt reads all of the password. */
+export const fitsBcrypt = (password: string): boolean => Buffer.byteLength(password, "utf8") <= MAX_PASSWORD_BYTES;
+
 /** Refuses (422) a password bcrypt could not honour in full, or one too short to be one. */
 export function checkPasswordRules(password: string): void {
   if ([...password].length < MIN_PASSWORD_LENGTH) throw invalid(`password: at least ${MIN_PASSWORD_LENGTH} characters`);
-  if (Buffer.byteLength(password, "utf8") > MAX_PASSWORD_BYTES) {
+  if (!fitsBcrypt(password)) {
     throw invalid(`password: at most ${MAX_PASSWORD_BYTES} bytes in UTF-8 (bcrypt ignores the rest, so a longer one is refused rather than cut)`);
   }
   if (password.includes("\0")) throw invalid("password: must not contain a NUL character");

@@ -17,6 +17,8 @@ export interface Execution {
   ids: IdGenerator;
   nowMs: () => number;
   defaultTimeoutMs: number | null;
+  /** The run's code version: the tasks it schedules belong to the same run, with the same code. */
+  codeVersion: string | null;
   children: NewChild[];
   /** Task ids this attempt created: references to them need no lookup. */
   created: Set<string>;
@@ -52,6 +54,7 @@ export function scheduleTask(definition: TaskDefinition, kwargs: unknown): TaskR
       options: definition.options,
       defaultTimeoutMs: execution.defaultTimeoutMs,
       nowMs: execution.nowMs(),
+      codeVersion: execution.codeVersion,
     }),
     dependsOn,
   });

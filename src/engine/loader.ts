@@ -123,10 +123,11 @@ async function importModule(module: string, check: VersionCheck = {}): Promise<L
   const cached = loaded.get(module);
   if (cached) {
     // A run that started with the version this thread holds gets it, whatever the disk says now.
-    const wanted = check.expected != null && cached.version?.version === check.expected && check.force !== true;
-    const force = check.force === true || (check.expected != null && !wanted);
-    if (cached.version && !wanted && !isCurrent(cached.version, Date.now(), force)) {
-      throw conflict(`module "${module}" changed on disk since this thread loaded it`, MODULE_CHANGED);
+    // Otherwise the files are checked: at once for a run expecting another version or a forced
+    // check, at most every CHECK_MS for the rest.
+    if (cached.version && cached.version.version !== check.expected) {
+      const force = check.force === true || check.expected != null;
+      if (!isCurrent(cached.version, Date.now(), force)) throw conflict(`module "${module}" changed on disk since this thread loaded it`, MODULE_CHANGED);
     }
     return cached;
   }

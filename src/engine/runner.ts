@@ -175,8 +175,7 @@ async function runAttempt(
     // The thread reported and is idle again: it can take the next task.
     threadReusable = true;
     const resultJson = outcome.resultJson!;
-    // The tasks it scheduled belong to the same run, with the same code.
-    const children = (outcome.children ?? []).map((child) => ({ ...child, row: { ...child.row, code_version: task.code_version ?? null } }));
+    const children = outcome.children ?? [];
     // From the stored JSON, not the live value: a DataObject carries its whole data scope.
     const references = [...collectReferences(JSON.parse(resultJson))].map(BigInt);
     // The slot's next task is claimed with this completion unless cleanup must run first.

@@ -64,6 +64,7 @@ async function run(request: RunRequest): Promise<void> {
     ids,
     nowMs: () => Date.now(),
     defaultTimeoutMs: request.defaultTimeoutMs,
+    codeVersion: request.codeVersion,
     children: [],
     created: new Set(),
     write,

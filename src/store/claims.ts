@@ -8,7 +8,7 @@ import { sql } from "kysely";
 import { OPEN_TASK_STATUSES } from "../core/statuses.js";
 import { type Store, isPostgres } from "./db.js";
 import type { TaskRow } from "./schema.js";
-import { type Completion, type LeafCompletion, completeTask, leafCompletionCtes } from "./transitions.js";
+import { type Completion, type LeafCompletion, completeTask, isLeaf, leafCompletionCtes } from "./transitions.js";
 
 export interface ClaimResult {
   tasks: TaskRow[];
@@ -45,7 +45,14 @@ export async function claimReadyTasks(db: Store, request: ClaimRequest): Promise
 const logPathSql = (logDir: string) =>
   sql<string>`${logDir.replace(/(.)\/+$/, "$1")} || '/' || CAST(job_id AS TEXT) || '/' || CAST(id AS TEXT) || '/' || CAST(attempt AS TEXT) || '.log'`;
 
-type ClaimRow = Partial<TaskRow> & { worker_status: string | null; started_jobs: string[] | null; settled_jobs: string[] | null; next_ready_at: bigint | null };
+type ClaimRow = Partial<TaskRow> & {
+  worker_status: string | null;
+  started_jobs: string[] | null;
+  settled_jobs: string[] | null;
+  next_ready_at: bigint | null;
+  /** Only in the completing claim: the completed task's job (null when the completion came too late). */
+  done_job_id?: bigint | null;
+};
 
 /**
  * The claim as common table expressions (w, picked, claimed, started, settled) and the select that
@@ -85,10 +92,11 @@ function claimSelect({ nowMs }: ClaimRequest) {
     claimed.*`;
 }
 
-function readClaimRows<Extra extends object>(rows: (ClaimRow & Extra)[], extraKeys: (keyof Extra)[] = []): ClaimResult {
+function readClaimRows(rows: ClaimRow[]): ClaimResult {
   const first = rows[0];
-  const meta = new Set<string>(["worker_status", "started_jobs", "settled_jobs", "next_ready_at", ...(extraKeys as string[])]);
-  const tasks = rows.filter((r) => r.id != null).map((row) => Object.fromEntries(Object.entries(row).filter(([key]) => !meta.has(key))) as unknown as TaskRow);
+  const tasks = rows
+    .filter((r) => r.id != null)
+    .map(({ worker_status: _s, started_jobs: _j, settled_jobs: _d, next_ready_at: _n, done_job_id: _c, ...task }) => task as TaskRow);
   return {
     tasks,
     workerStatus: first?.worker_status ?? undefined,
@@ -112,7 +120,7 @@ async function claimOnPostgres(db: Store, request: ClaimRequest): Promise<ClaimR
  * the slot's next task in the same statement; `claim` is undefined when no claim was made.
  */
 export async function completeTaskAndClaim(db: Store, c: Completion, next: ClaimRequest | undefined): Promise<{ completed: boolean; jobId?: bigint; claim?: ClaimResult }> {
-  if (next && isPostgres(db) && c.children.length === 0 && c.resultReferences.length === 0) return completeLeafAndClaimOnPostgres(db, c, next);
+  if (next && isPostgres(db) && isLeaf(c)) return completeLeafAndClaimOnPostgres(db, c, next);
   return completeTask(db, c);
 }
 
@@ -124,13 +132,13 @@ export async function completeTaskAndClaim(db: Store, c: Completion, next: Claim
  * ended when it asks which jobs settled (the caller asks about this task's job next time).
  */
 async function completeLeafAndClaimOnPostgres(db: Store, c: LeafCompletion, request: ClaimRequest): Promise<{ completed: boolean; jobId?: bigint; claim: ClaimResult }> {
-  const { rows } = await sql<ClaimRow & { done_job_id: bigint | null }>`
+  const { rows } = await sql<ClaimRow>`
     WITH ${leafCompletionCtes(c)},
     ${claimCtes(request)}
     SELECT (SELECT job_id FROM done) AS done_job_id, ${claimSelect(request)}
     FROM (SELECT 1) AS one LEFT JOIN claimed ON true`.execute(db);
   const jobId = rows[0]?.done_job_id ?? undefined;
-  return { completed: jobId != null, jobId: jobId ?? undefined, claim: readClaimRows(rows, ["done_job_id"]) };
+  return { completed: jobId != null, jobId: jobId ?? undefined, claim: readClaimRows(rows) };
 }
 
 /** SQLite has one writer: an IMMEDIATE transaction holds off every other claimer and the reaper. */

@@ -40,7 +40,7 @@ export interface Completion {
  * worker's completed count is not touched here (it travels with the worker's heartbeats).
  */
 export async function completeTask(db: Store, c: Completion): Promise<{ completed: boolean; jobId?: bigint }> {
-  if (isPostgres(db) && c.children.length === 0 && c.resultReferences.length === 0) return completeLeafOnPostgres(db, c);
+  if (isPostgres(db) && isLeaf(c)) return completeLeafOnPostgres(db, c);
   return db.transaction().execute(async (tx) => {
     const done = await guard(
       tx.updateTable("tasks").set({ status: "COMPLETED", result_ref: c.resultJson, completed_at: c.nowMs, error: null }),
@@ -80,6 +80,9 @@ export async function completeTask(db: Store, c: Completion): Promise<{ complete
 
 /** What a completion without children or result references needs. */
 export type LeafCompletion = Pick<Completion, "key" | "resultJson" | "nowMs">;
+
+/** A completion with no children and no references in its result: one statement on PostgreSQL. */
+export const isLeaf = (c: Completion): boolean => c.children.length === 0 && c.resultReferences.length === 0;
 
 /**
  * The guarded update of a leaf completion and the release of its dependents as common table

@@ -4,8 +4,8 @@
 
 import { hashRefreshSecret, newRefreshSecret, signAccessToken } from "../../core/access-tokens.js";
 import type { Config } from "../../core/config.js";
-import { ServiceError, tooManyRequests, unauthorized } from "../../core/errors.js";
-import { MAX_PASSWORD_BYTES, decoyHash, verifyPassword } from "../../core/passwords.js";
+import { invalid, tooManyRequests, unauthorized } from "../../core/errors.js";
+import { decoyHash, fitsBcrypt, verifyPassword } from "../../core/passwords.js";
 import { clearLoginFailures, recentLoginFailures, recordLoginFailure } from "../../store/login-failures.js";
 import { consumeRefreshToken, findRefreshToken, insertRefreshToken, revokeChain } from "../../store/refresh-tokens.js";
 import type { Store } from "../../store/db.js";
@@ -29,7 +29,7 @@ const REFUSED = "invalid username or password";
 /** Scheme B's operations exist only where it is enforced (SERVICE_AUTH=users). */
 export function requireUsersScheme(config: Config): string {
   if (config.auth !== "users" || !config.jwtSecret) {
-    throw new ServiceError("invalid", "auth_disabled", "user authentication is off on this server (SERVICE_AUTH=token): no login is needed or possible");
+    throw invalid("user authentication is off on this server (SERVICE_AUTH=token): no login is needed or possible", "auth_disabled");
   }
   return config.jwtSecret;
 }
@@ -40,9 +40,9 @@ export async function login(ctx: ServiceContext, username: string, password: str
   await refuseWhileThrottled(ctx.db, username, now);
   const user = await findUserByName(ctx.db, username);
   // Every refusal costs one bcrypt comparison, so the time does not tell them apart.
-  const fitsBcrypt = Buffer.byteLength(password, "utf8") <= MAX_PASSWORD_BYTES;
-  const matches = await verifyPassword(fitsBcrypt ? password : "", user?.password_hash ?? (await decoyHash()));
-  if (!user || !matches || !fitsBcrypt || user.disabled) {
+  const whole = fitsBcrypt(password);
+  const matches = await verifyPassword(whole ? password : "", user?.password_hash ?? (await decoyHash()));
+  if (!user || !matches || !whole || user.disabled) {
     await recordLoginFailure(ctx.db, ctx.ids.next(), username, now);
     throw unauthorized(REFUSED);
   }
