@@ -19,7 +19,8 @@ import { ensurePortFree, listenOrRefuse } from "./listen.js";
 import { untilStopSignal } from "./signals.js";
 import { PACKAGE_ROOT } from "./version.js";
 
-export const WEB_ROOT = fileURLToPath(new URL("web/", PACKAGE_ROOT));
+/** The built web app (`npm run build:web`, run by npm install). */
+export const WEB_ROOT = fileURLToPath(new URL("web/dist/", PACKAGE_ROOT));
 export const DEFAULT_PORT = 5255;
 
 export interface RunningServer {

@@ -26,6 +26,7 @@ export const TokenPair = z.object({
   token_type: z.literal("bearer"),
   expires_in: z.number().int().positive().describe("Lifetime of the access token in seconds"),
 });
+export type TokenPair = z.infer<typeof TokenPair>;
 
 export const UserView = z.object({
   id: IdString,

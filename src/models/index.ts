@@ -5,3 +5,4 @@ export * from "./tasks.js";
 export * from "./workers.js";
 export * from "./objects.js";
 export * from "./system.js";
+export * from "./auth.js";

@@ -3,7 +3,7 @@
 import { z } from "zod";
 import { JOB_STATUSES } from "../core/statuses.js";
 import { Cursor, DateTimeInput, IdString, JsonObject, Limit, NullableTimestamp, Timestamp } from "./common.js";
-import { TaskView } from "./tasks.js";
+import { JobTaskView } from "./tasks.js";
 
 export const JobStatus = z.enum(JOB_STATUSES);
 export const RunType = z.enum(["MANUAL", "SCHEDULED"]);
@@ -31,7 +31,7 @@ export const JobDetail = JobView.extend({
   entrypoint: z.string(),
   kwargs: JsonObject,
   result_ref: z.unknown().nullable().describe("The entry task's result_ref once the job completed"),
-  tasks: z.array(TaskView),
+  tasks: z.array(JobTaskView),
   duration_ms: z.number().int().nullable().describe("completed_at (or now) minus started_at; null before start"),
   code_version: z.string().nullable().describe("Hash of the job's module and the local files it imports when the run started; null for a package"),
 });

@@ -22,6 +22,12 @@ export const TaskView = z.object({
 });
 export type TaskView = z.infer<typeof TaskView>;
 
+/** A task inside its job's detail: with its edges, so a client can draw the job's graph. */
+export const JobTaskView = TaskView.extend({
+  depends_on: z.array(IdString).describe("Tasks this one waited for (edges of the job's graph)"),
+});
+export type JobTaskView = z.infer<typeof JobTaskView>;
+
 export const TaskDetail = TaskView.extend({
   kwargs: z.unknown().describe("The task's argument: usually an object; map without `as` passes each item as it is"),
   result_ref: z.unknown().nullable().describe("Plain JSON result, {object: name} or {task_id: id}"),

@@ -22,6 +22,16 @@ export async function listDependencies(db: Store, taskId: bigint): Promise<bigin
   return rows.map((r) => r.depends_on_id);
 }
 
+/** Every dependency edge among a job's tasks, as (task, the task it waits for) pairs. */
+export async function listDependenciesOfJob(db: Store, jobId: bigint): Promise<{ task_id: bigint; depends_on_id: bigint }[]> {
+  return db
+    .selectFrom("task_deps")
+    .innerJoin("tasks", "tasks.id", "task_deps.task_id")
+    .select(["task_deps.task_id", "task_deps.depends_on_id"])
+    .where("tasks.job_id", "=", jobId)
+    .execute();
+}
+
 /** Tasks a worker holds (claimed or running). */
 export async function listTasksHeldBy(db: Store, workerId: bigint): Promise<TaskRow[]> {
   return db.selectFrom("tasks").selectAll().where("worker_id", "=", workerId).where("status", "in", ["CLAIMED", "RUNNING"]).execute();

@@ -1,9 +1,9 @@
-// get_job: one job with its tasks and derived duration.
+// get_job: one job with its tasks (and the edges between them) and derived duration.
 
 import { z } from "zod";
 import { RefId } from "../../models/common.js";
 import { JobDetail } from "../../models/jobs.js";
-import { listTasksOfJob } from "../../store/tasks.js";
+import { listDependenciesOfJob, listTasksOfJob } from "../../store/tasks.js";
 import { defineOperation } from "../define.js";
 import { requireJob } from "../lookups.js";
 import { parseJson, toJobView, toTaskView } from "../views.js";
@@ -20,7 +20,13 @@ export const getJob = defineOperation({
   cli: { command: "job get <ref>" },
   async handler({ ref }, { db, clock }) {
     const job = await requireJob(db, ref);
-    const tasks = await listTasksOfJob(db, job.id);
+    const [tasks, edges] = await Promise.all([listTasksOfJob(db, job.id), listDependenciesOfJob(db, job.id)]);
+    const dependsOn = new Map<bigint, string[]>();
+    for (const edge of edges) {
+      const list = dependsOn.get(edge.task_id);
+      if (list) list.push(String(edge.depends_on_id));
+      else dependsOn.set(edge.task_id, [String(edge.depends_on_id)]);
+    }
     const completed = tasks.filter((t) => t.status === "COMPLETED").length;
     const end = job.completed_at === null ? clock.now() : Number(job.completed_at);
     return {
@@ -28,7 +34,7 @@ export const getJob = defineOperation({
       entrypoint: job.entrypoint,
       kwargs: parseJson(job.kwargs, {}),
       result_ref: parseJson(job.result_ref, null),
-      tasks: tasks.map(toTaskView),
+      tasks: tasks.map((task) => ({ ...toTaskView(task), depends_on: dependsOn.get(task.id) ?? [] })),
       duration_ms: job.started_at === null ? null : Math.max(0, end - Number(job.started_at)),
       code_version: job.code_version ?? null,
     };

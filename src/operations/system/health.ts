@@ -1,6 +1,7 @@
 // health: the liveness probe (GET /health, no authentication).
 
 import { z } from "zod";
+import { readApiToken } from "../../core/config.js";
 import { HealthView } from "../../models/system.js";
 import { defineOperation } from "../define.js";
 
@@ -15,6 +16,8 @@ export const health = defineOperation({
   http: { method: "GET", path: "/health", absolute: true, ignoreQuery: true },
   cli: { command: "health" },
   async handler(_input, { config, clock, version }) {
-    return { status: "ok" as const, mode: config.mode, version, time: new Date(clock.now()).toISOString() };
+    // The web app reads this before its first API call, to know which sign-in to offer.
+    const auth = config.auth === "users" ? "users" : readApiToken() === null ? "none" : "token";
+    return { status: "ok" as const, mode: config.mode, version, time: new Date(clock.now()).toISOString(), auth } as const;
   },
 });

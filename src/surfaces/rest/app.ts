@@ -2,6 +2,7 @@
 // mount, the request guards and authentication, and the web app with its index.html fallback.
 
 import { existsSync } from "node:fs";
+import { join, sep } from "node:path";
 import fastifyStatic from "@fastify/static";
 import Fastify, { type FastifyInstance, type FastifyRequest } from "fastify";
 import { forbidden, notFound } from "../../core/errors.js";
@@ -95,17 +96,47 @@ export async function buildHttpApp(
   return app;
 }
 
+/** The app's own origin only: no script, style, font or request may come from or go anywhere else. */
+const WEB_APP_CSP = [
+  "default-src 'self'",
+  "script-src 'self'",
+  // React Flow positions nodes with style attributes.
+  "style-src 'self' 'unsafe-inline'",
+  "img-src 'self' data:",
+  "connect-src 'self'",
+  "frame-ancestors 'none'",
+  "base-uri 'none'",
+  "form-action 'self'",
+].join("; ");
+
+const NOT_BUILT_PAGE = `<!doctype html><meta charset="utf-8"><title>jobhouse</title>
+<h1>The web app is not built</h1><p>Run <code>npm run build:web</code> (npm install does it), then reload.
+The REST API (<a href="/api/v0/docs">/api/v0/docs</a>) and MCP (<code>/mcp</code>) work without it.</p>`;
+
 async function registerWebApp(app: FastifyInstance, webRoot: string, service: ServiceContext): Promise<void> {
-  const hasWeb = existsSync(webRoot);
-  if (hasWeb) await app.register(fastifyStatic, { root: webRoot, prefix: "/", index: false, wildcard: false });
+  const built = existsSync(join(webRoot, "index.html"));
+  if (built) {
+    await app.register(fastifyStatic, {
+      root: webRoot,
+      prefix: "/",
+      index: false,
+      wildcard: false,
+      // Vite names assets by content hash: they never change under one name.
+      setHeaders: (res, path) => {
+        if (path.includes(`${sep}assets${sep}`)) res.header("cache-control", "public, max-age=31536000, immutable");
+      },
+    });
+  }
   app.setNotFoundHandler(async (request, reply) => {
     const path = request.url.split("?", 1)[0]!;
     const lower = path.toLowerCase();
     // Anything that might be taken for the API or MCP answers as the API would, never with a page.
     const isApi = lower.startsWith("/api") || lower.startsWith("/mcp");
-    // SPEC: unknown non-API routes fall back to the application's index.html.
-    if (!isApi && hasWeb && (request.method === "GET" || request.method === "HEAD")) {
-      return reply.type("text/html").sendFile("index.html");
+    const isPage = !isApi && (request.method === "GET" || request.method === "HEAD") && !lower.startsWith("/assets/");
+    if (isPage && !built) return reply.code(503).type("text/html").send(NOT_BUILT_PAGE);
+    // SPEC: unknown non-API routes fall back to the application's index.html (a deep link reloads).
+    if (isPage) {
+      return reply.header("content-security-policy", WEB_APP_CSP).type("text/html").sendFile("index.html");
     }
     return sendProblem(reply, problemFor(notFound(`no route ${request.method} ${path.slice(0, 200)}`), service.log));
   });

@@ -1,0 +1,192 @@
+// The browser's API client (SPEC "Browser client behavior"): the bearer header on every request; on a
+// 401 one refresh and one retry, otherwise the session is cleared and the app shows its login view.
+// The access token lives in memory only, the refresh token in local storage. Nothing here touches the
+// DOM, so the whole flow runs under test with a fake fetch and storage.
+
+import type { TokenPair } from "../../../src/models/index.js";
+
+export type AuthScheme = "none" | "token" | "users";
+
+/** A Problem answer (or a network failure, status 0) as an Error the views can show. */
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    readonly detail: string,
+  ) {
+    super(detail);
+    this.name = "ApiError";
+  }
+}
+
+export interface KeyValueStore {
+  getItem(key: string): string | null;
+  setItem(key: string, value: string): void;
+  removeItem(key: string): void;
+}
+
+export interface ApiClientOptions {
+  fetch: typeof fetch;
+  storage: KeyValueStore;
+  /** Runs fn while no other tab of this origin refreshes (Web Locks): a refresh token is single-use. */
+  exclusive?: <T>(fn: () => Promise<T>) => Promise<T>;
+}
+
+export const REFRESH_TOKEN_KEY = "jobhouse.refresh_token";
+export const API_TOKEN_KEY = "jobhouse.api_token";
+const API = "/api/v0";
+
+type Listener = () => void;
+
+export interface ApiClient {
+  /** Set once /health told which scheme the server uses. */
+  setScheme(scheme: AuthScheme): void;
+  scheme(): AuthScheme | null;
+  /** True when a request could carry a credential the server may accept. */
+  hasCredentials(): boolean;
+  request<T>(method: string, path: string, body?: unknown): Promise<T>;
+  login(username: string, password: string): Promise<void>;
+  useApiToken(token: string): Promise<void>;
+  logout(): Promise<void>;
+  /** Called whenever the session ends or begins. */
+  subscribe(listener: Listener): () => void;
+  /** Bumped on every sign-in and sign-out (for useSyncExternalStore). */
+  version(): number;
+}
+
+async function problemOf(response: Response): Promise<ApiError> {
+  let code = "http_" + response.status;
+  let detail = response.statusText || `HTTP ${response.status}`;
+  try {
+    const body = (await response.json()) as { code?: unknown; detail?: unknown };
+    if (typeof body.code === "string") code = body.code;
+    if (typeof body.detail === "string") detail = body.detail;
+  } catch {
+    // Not a Problem body: keep the status line.
+  }
+  return new ApiError(response.status, code, detail);
+}
+
+export function createApiClient(options: ApiClientOptions): ApiClient {
+  const { storage } = options;
+  const exclusive = options.exclusive ?? (<T,>(fn: () => Promise<T>) => fn());
+  let scheme: AuthScheme | null = null;
+  let accessToken: string | null = null;
+  let refreshing: Promise<boolean> | null = null;
+  let version = 0;
+  const listeners = new Set<Listener>();
+
+  const changed = () => {
+    version++;
+    for (const listener of listeners) listener();
+  };
+
+  const bearer = (): string | null => {
+    if (scheme === "users") return accessToken;
+    if (scheme === "token") return storage.getItem(API_TOKEN_KEY);
+    return null;
+  };
+
+  async function send(method: string, path: string, body: unknown): Promise<Response> {
+    const headers: Record<string, string> = { accept: "application/json" };
+    const token = bearer();
+    if (token) headers.authorization = `Bearer ${token}`;
+    if (body !== undefined) headers["content-type"] = "application/json";
+    try {
+      return await options.fetch(path.startsWith("/health") ? path : API + path, {
+        method,
+        headers,
+        ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+      });
+    } catch (error) {
+      throw new ApiError(0, "network", `the server did not answer (${error instanceof Error ? error.message : String(error)})`);
+    }
+  }
+
+  function signOutLocally() {
+    const had = accessToken !== null || storage.getItem(REFRESH_TOKEN_KEY) !== null || storage.getItem(API_TOKEN_KEY) !== null;
+    accessToken = null;
+    storage.removeItem(REFRESH_TOKEN_KEY);
+    storage.removeItem(API_TOKEN_KEY);
+    if (had) changed();
+  }
+
+  function keep(pair: TokenPair) {
+    accessToken = pair.access_token;
+    storage.setItem(REFRESH_TOKEN_KEY, pair.refresh_token);
+  }
+
+  /** One refresh at a time in this tab, and across tabs through `exclusive`; true when it worked. */
+  function refreshOnce(): Promise<boolean> {
+    refreshing ??= exclusive(async () => {
+      // Read inside the lock: another tab may have rotated the token while this one waited.
+      const refreshToken = storage.getItem(REFRESH_TOKEN_KEY);
+      if (!refreshToken) return false;
+      const response = await send("POST", "/auth/refresh", { refresh_token: refreshToken });
+      if (!response.ok) return false;
+      keep((await response.json()) as TokenPair);
+      return true;
+    })
+      .catch(() => false)
+      .finally(() => {
+        refreshing = null;
+      });
+    return refreshing;
+  }
+
+  async function request<T>(method: string, path: string, body?: unknown): Promise<T> {
+    let response = await send(method, path, body);
+    if (response.status === 401 && scheme === "users" && (await refreshOnce())) {
+      response = await send(method, path, body);
+    }
+    if (response.status === 401) {
+      const problem = await problemOf(response);
+      signOutLocally();
+      throw problem;
+    }
+    if (!response.ok) throw await problemOf(response);
+    if (response.status === 204) return undefined as T;
+    return (await response.json()) as T;
+  }
+
+  return {
+    setScheme(next) {
+      scheme = next;
+    },
+    scheme: () => scheme,
+    hasCredentials() {
+      if (scheme === "none") return true;
+      if (scheme === "token") return storage.getItem(API_TOKEN_KEY) !== null;
+      return accessToken !== null || storage.getItem(REFRESH_TOKEN_KEY) !== null;
+    },
+    request,
+    async login(username, password) {
+      const response = await send("POST", "/auth/login", { username, password });
+      if (!response.ok) throw await problemOf(response);
+      keep((await response.json()) as TokenPair);
+      changed();
+    },
+    async useApiToken(token) {
+      storage.setItem(API_TOKEN_KEY, token);
+      // Proves the token before the app believes it: a wrong one ends here with a 401.
+      await request("GET", "/auth/me");
+      changed();
+    },
+    async logout() {
+      const refreshToken = storage.getItem(REFRESH_TOKEN_KEY);
+      try {
+        if (scheme === "users" && refreshToken) await send("POST", "/auth/logout", { refresh_token: refreshToken });
+      } finally {
+        accessToken = null;
+        storage.removeItem(REFRESH_TOKEN_KEY);
+        storage.removeItem(API_TOKEN_KEY);
+        changed();
+      }
+    },
+    subscribe(listener) {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
+    version: () => version,
+  };
+}

@@ -1,0 +1,53 @@
+// Reads and writes through TanStack Query. Every read refetches every 2 s while its tab is visible
+// (SPEC), set once on the QueryClient; a write refetches everything once it lands.
+
+import { QueryClient, keepPreviousData, useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import { ApiError } from "./client.js";
+import { useSession } from "./context.js";
+
+export const POLL_MS = 2000;
+
+export function createQueryClient(): QueryClient {
+  return new QueryClient({
+    defaultOptions: {
+      queries: {
+        refetchInterval: POLL_MS,
+        refetchIntervalInBackground: false,
+        placeholderData: keepPreviousData,
+        // A 4xx will not change by asking again; a dropped connection or a 5xx might.
+        retry: (failures, error) => failures < 2 && (!(error instanceof ApiError) || error.status === 0 || error.status >= 500),
+      },
+    },
+  });
+}
+
+/** A GET of the REST API, keyed by its path (so one resource is fetched once however many views ask). */
+export function useApiQuery<T>(path: string | null, options: { refetchInterval?: number | false } = {}) {
+  const { client } = useSession();
+  return useQuery<T, ApiError>({
+    queryKey: [path],
+    queryFn: () => client.request<T>("GET", path!),
+    enabled: path !== null,
+    ...(options.refetchInterval !== undefined ? { refetchInterval: options.refetchInterval } : {}),
+  });
+}
+
+/** A POST/PUT/DELETE; on success every query refetches (a cancel changes the job, its tasks, the lists). */
+export function useApiMutation<TInput, TOutput = unknown>(method: string, path: (input: TInput) => string, body?: (input: TInput) => unknown) {
+  const { client } = useSession();
+  const queryClient = useQueryClient();
+  return useMutation<TOutput, ApiError, TInput>({
+    mutationFn: (input) => client.request<TOutput>(method, path(input), body ? body(input) : undefined),
+    onSettled: () => queryClient.invalidateQueries(),
+  });
+}
+
+/** `?a=1&b=x` from the parameters that are set. */
+export function queryString(params: Record<string, string | number | boolean | null | undefined>): string {
+  const search = new URLSearchParams();
+  for (const [key, value] of Object.entries(params)) {
+    if (value !== null && value !== undefined && value !== "") search.set(key, String(value));
+  }
+  const text = search.toString();
+  return text === "" ? "" : `?${text}`;
+}

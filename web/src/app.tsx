@@ -1,0 +1,177 @@
+// The app shell: asks /health which sign-in the server wants, sends a caller without credentials to
+// the login view, then shows the view the address names (`?p=`) under one navigation bar.
+
+import { useQuery, useQueryClient } from "@tanstack/react-query";
+import { useEffect, useSyncExternalStore, type ReactNode } from "react";
+import type { HealthView, MeView } from "../../src/models/index.js";
+import type { ApiClient } from "./api/client.js";
+import { SessionProvider, type Session } from "./api/context.js";
+import { Link } from "./components/Link.js";
+import { ErrorState, Loading } from "./components/States.js";
+import { ThemeToggle } from "./components/ThemeToggle.js";
+import { hrefFor, navigate, useRoute, type Route, type ViewName } from "./lib/route.js";
+import { JobPage } from "./views/JobPage.js";
+import { JobsPage } from "./views/JobsPage.js";
+import { LoginPage } from "./views/LoginPage.js";
+import { ObjectPage } from "./views/ObjectPage.js";
+import { ObjectsPage } from "./views/ObjectsPage.js";
+import { RegisteredPage } from "./views/RegisteredPage.js";
+import { TaskPage } from "./views/TaskPage.js";
+import { WorkersPage } from "./views/WorkersPage.js";
+
+type Health = HealthView;
+
+const TITLES: Record<ViewName, string> = {
+  jobs: "Jobs",
+  job: "Job",
+  task: "Task",
+  workers: "Workers",
+  registered: "Registered jobs",
+  objects: "Objects",
+  object: "Object",
+  login: "Sign in",
+};
+
+export function App({ client }: { client: ApiClient }) {
+  const route = useRoute();
+  const health = useQuery<Health>({
+    queryKey: ["health"],
+    queryFn: () => client.request<Health>("GET", "/health"),
+    refetchInterval: false,
+    staleTime: Infinity,
+  });
+  useEffect(() => {
+    document.title = `${route.view ? TITLES[route.view] : "Not found"} · jobhouse`;
+  }, [route.view]);
+
+  if (health.isPending) return <Frame>{<Loading what="jobhouse" />}</Frame>;
+  if (health.isError) return <Frame>{<ErrorState error={health.error as never} what="the server" />}</Frame>;
+  client.setScheme(health.data.auth);
+  return <Signed client={client} health={health.data} route={route} />;
+}
+
+function Signed({ client, health, route }: { client: ApiClient; health: Health; route: Route }) {
+  const version = useSyncExternalStore(client.subscribe, client.version);
+  const queryClient = useQueryClient();
+  const signedIn = client.hasCredentials();
+  const me = useQuery<MeView>({
+    queryKey: ["me", version],
+    queryFn: () => client.request<MeView>("GET", "/auth/me"),
+    enabled: signedIn,
+    refetchInterval: 60_000,
+  });
+  const onLogin = route.view === "login";
+
+  // Signed out (logout, or a 401 that one refresh could not mend): forget what the last caller saw.
+  useEffect(() => {
+    if (!signedIn) {
+      queryClient.removeQueries({ predicate: (q) => q.queryKey[0] !== "health" });
+      if (!onLogin) navigate(hrefFor("login", { next: window.location.pathname + window.location.search }), { replace: true });
+    }
+  }, [signedIn, onLogin, queryClient]);
+
+  if (onLogin || !signedIn) {
+    return (
+      <Frame>
+        <LoginPage client={client} next={route.params.get("next")} />
+      </Frame>
+    );
+  }
+  if (me.isPending) return <Frame>{<Loading what="your session" />}</Frame>;
+  if (me.isError) return <Frame>{<ErrorState error={me.error as never} what="your session" />}</Frame>;
+  const session: Session = { client, me: me.data, mode: health.mode };
+  return (
+    <SessionProvider value={session}>
+      <Frame route={route} session={session}>
+        <CurrentView route={route} />
+      </Frame>
+    </SessionProvider>
+  );
+}
+
+function CurrentView({ route }: { route: Route }) {
+  const id = route.params.get("id");
+  switch (route.view) {
+    case "jobs":
+      return <JobsPage />;
+    case "job":
+      return <JobPage key={id} id={id} />;
+    case "task":
+      return <TaskPage key={id} id={id} />;
+    case "workers":
+      return <WorkersPage />;
+    case "registered":
+      return <RegisteredPage />;
+    case "objects":
+      return <ObjectsPage />;
+    case "object":
+      return <ObjectPage key={route.params.get("name")} name={route.params.get("name")} />;
+    default:
+      return (
+        <section>
+          <h1>No such view</h1>
+          <p>
+            The address names a view this app does not have. Go to the <Link href={hrefFor("jobs")}>jobs</Link>.
+          </p>
+        </section>
+      );
+  }
+}
+
+const NAV: [ViewName, string, ViewName[]][] = [
+  ["jobs", "Jobs", ["jobs", "job", "task"]],
+  ["registered", "Registered", ["registered"]],
+  ["workers", "Workers", ["workers"]],
+  ["objects", "Objects", ["objects", "object"]],
+];
+
+function Frame({ children, route, session }: { children: ReactNode; route?: Route; session?: Session }) {
+  return (
+    <>
+      <a className="skip-link" href="#main">
+        Skip to content
+      </a>
+      <header className="topbar">
+        <Link href={hrefFor("jobs")} className="brand">
+          jobhouse
+        </Link>
+        {session ? (
+          <nav aria-label="Main">
+            <ul>
+              {NAV.map(([view, label, owns]) => (
+                <li key={view}>
+                  <Link href={hrefFor(view)} aria-current={route?.view && owns.includes(route.view) ? "page" : undefined}>
+                    {label}
+                  </Link>
+                </li>
+              ))}
+            </ul>
+          </nav>
+        ) : null}
+        <div className="topbar-end">
+          {session ? <UserMenu session={session} /> : null}
+          <ThemeToggle />
+        </div>
+      </header>
+      <main id="main">{children}</main>
+    </>
+  );
+}
+
+function UserMenu({ session }: { session: Session }) {
+  const { client, me, mode } = session;
+  const scheme = client.scheme();
+  return (
+    <>
+      <span className="muted mode">{mode}</span>
+      <span className="user" aria-label="Signed in as">
+        {me.username} <span className="role">{me.role}</span>
+      </span>
+      {scheme !== "none" ? (
+        <button type="button" onClick={() => void client.logout().then(() => navigate(hrefFor("login"), { replace: true }))}>
+          Sign out
+        </button>
+      ) : null}
+    </>
+  );
+}

@@ -1,0 +1,51 @@
+// The app's location is its query string (SPEC: the view comes from `?p=`). Navigation pushes history
+// entries, so back and forward work and every view has a link that survives a reload.
+
+import { useSyncExternalStore } from "react";
+
+export type ViewName = "jobs" | "job" | "task" | "workers" | "registered" | "objects" | "object" | "login";
+export const VIEWS: readonly ViewName[] = ["jobs", "job", "task", "workers", "registered", "objects", "object", "login"];
+
+export interface Route {
+  view: ViewName | null;
+  params: URLSearchParams;
+}
+
+export function parseRoute(search: string): Route {
+  const params = new URLSearchParams(search);
+  const p = params.get("p");
+  if (p === null || p === "") return { view: "jobs", params };
+  return { view: (VIEWS as readonly string[]).includes(p) ? (p as ViewName) : null, params };
+}
+
+/** `?p=job&id=1`: the link to a view; empty parameters are left out. */
+export function hrefFor(view: ViewName, params: Record<string, string | number | null | undefined> = {}): string {
+  const search = new URLSearchParams({ p: view });
+  for (const [key, value] of Object.entries(params)) {
+    if (value !== null && value !== undefined && value !== "") search.set(key, String(value));
+  }
+  return `/?${search.toString()}`;
+}
+
+const CHANGE = "jobhouse:navigate";
+
+export function navigate(href: string, options: { replace?: boolean } = {}): void {
+  if (options.replace) history.replaceState(null, "", href);
+  else history.pushState(null, "", href);
+  window.dispatchEvent(new Event(CHANGE));
+}
+
+function subscribe(onChange: () => void): () => void {
+  window.addEventListener("popstate", onChange);
+  window.addEventListener(CHANGE, onChange);
+  return () => {
+    window.removeEventListener("popstate", onChange);
+    window.removeEventListener(CHANGE, onChange);
+  };
+}
+
+/** The current route; re-renders on navigation. */
+export function useRoute(): Route {
+  const search = useSyncExternalStore(subscribe, () => window.location.search);
+  return parseRoute(search);
+}

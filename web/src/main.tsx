@@ -1,0 +1,24 @@
+// Entry: one API client and one query cache for the page, then the app.
+
+import { QueryClientProvider } from "@tanstack/react-query";
+import { StrictMode } from "react";
+import { createRoot } from "react-dom/client";
+import { createApiClient } from "./api/client.js";
+import { createQueryClient } from "./api/queries.js";
+import { App } from "./app.js";
+import "./styles.css";
+
+const client = createApiClient({
+  fetch: window.fetch.bind(window),
+  storage: window.localStorage,
+  // Tabs of one origin share the refresh token; a refresh token is single-use, so they take turns.
+  ...(navigator.locks ? { exclusive: <T,>(fn: () => Promise<T>) => navigator.locks.request("jobhouse-refresh", fn) as Promise<T> } : {}),
+});
+
+createRoot(document.getElementById("root")!).render(
+  <StrictMode>
+    <QueryClientProvider client={createQueryClient()}>
+      <App client={client} />
+    </QueryClientProvider>
+  </StrictMode>,
+);

@@ -1,0 +1,213 @@
+// ?p=job&id=…: one run: its status and duration, the task graph with live statuses, a timeline of
+// attempts, the task table, the error, and (for admins) cancel.
+
+import { useState } from "react";
+import type { JobDetail, JobView } from "../../../src/models/index.js";
+import { TERMINAL_JOB_STATUSES } from "../../../src/models/status-names.js";
+import { useIsAdmin } from "../api/context.js";
+import { useApiMutation, useApiQuery } from "../api/queries.js";
+import { GraphView } from "../components/Graph.js";
+import { Link } from "../components/Link.js";
+import { Empty, ErrorState, Loading, MutationError } from "../components/States.js";
+import { Status } from "../components/Status.js";
+import { Time, useNow } from "../components/Time.js";
+import { Timeline } from "../components/Timeline.js";
+import { formatDuration, spanMs } from "../lib/format.js";
+import { hrefFor } from "../lib/route.js";
+
+export function JobPage({ id }: { id: string | null }) {
+  const job = useApiQuery<JobDetail>(id ? `/jobs/${encodeURIComponent(id)}` : null);
+  const now = useNow();
+  if (!id) return <Missing />;
+  if (job.isPending) return <Loading what="the job" />;
+  if (job.isError && !job.data) return <ErrorState error={job.error} what="job" />;
+  const detail = job.data;
+  const counts = new Map<string, number>();
+  for (const task of detail.tasks) counts.set(task.status, (counts.get(task.status) ?? 0) + 1);
+
+  return (
+    <section>
+      <header className="view-header">
+        <h1>
+          Job {detail.name} <span className="id">#{detail.id}</span>
+        </h1>
+        <Status value={detail.status} />
+        <CancelJob job={detail} />
+      </header>
+      <dl className="facts">
+        <dt>Duration</dt>
+        <dd>{formatDuration(spanMs(detail.started_at, detail.completed_at, now))}</dd>
+        <dt>Created</dt>
+        <dd>
+          <Time iso={detail.created_at} />
+        </dd>
+        <dt>Started</dt>
+        <dd>
+          <Time iso={detail.started_at} />
+        </dd>
+        <dt>Completed</dt>
+        <dd>
+          <Time iso={detail.completed_at} />
+        </dd>
+        <dt>Tasks</dt>
+        <dd>
+          {detail.completed_tasks} of {detail.total_tasks} completed
+          {[...counts].filter(([s]) => s !== "COMPLETED").map(([s, n]) => `, ${n} ${s.toLowerCase()}`)}
+        </dd>
+        <dt>Entrypoint</dt>
+        <dd>
+          <code>{detail.entrypoint}</code>
+        </dd>
+        <dt>Run type</dt>
+        <dd>{detail.run_type.toLowerCase()}</dd>
+        {detail.code_version ? (
+          <>
+            <dt>Code version</dt>
+            <dd>
+              <code>{detail.code_version.slice(0, 12)}</code>
+            </dd>
+          </>
+        ) : null}
+      </dl>
+      {detail.error ? (
+        <div className="error-block" role="alert">
+          <h2>Error</h2>
+          <pre>{detail.error}</pre>
+        </div>
+      ) : null}
+      <Arguments kwargs={detail.kwargs} result={detail.result_ref} />
+      <h2>Task graph</h2>
+      {detail.tasks.length === 0 ? (
+        <Empty title="No tasks yet">The job has not started; a worker makes its first task when it claims the job.</Empty>
+      ) : (
+        <GraphView
+          label={`Task graph of job ${detail.id}`}
+          direction="TB"
+          nodes={detail.tasks.map((t) => ({ id: t.id, label: t.name, status: t.status, detail: t.attempt > 1 ? `attempt ${t.attempt}` : "", href: hrefFor("task", { id: t.id }) }))}
+          edges={detail.tasks.flatMap((t) => t.depends_on.map((from) => ({ source: from, target: t.id })))}
+        />
+      )}
+      <h2>Timeline</h2>
+      <Timeline tasks={detail.tasks} />
+      <h2>Tasks</h2>
+      {detail.tasks.length === 0 ? (
+        <p className="muted">None yet.</p>
+      ) : (
+        <div className="table-wrap">
+          <table>
+            <thead>
+              <tr>
+                <th scope="col">Task</th>
+                <th scope="col">Status</th>
+                <th scope="col">Attempt</th>
+                <th scope="col">Started</th>
+                <th scope="col">Duration</th>
+                <th scope="col">Error</th>
+              </tr>
+            </thead>
+            <tbody>
+              {detail.tasks.map((task) => (
+                <tr key={task.id}>
+                  <td>
+                    <Link href={hrefFor("task", { id: task.id })}>{task.name}</Link>
+                    <span className="id">#{task.id}</span>
+                  </td>
+                  <td>
+                    <Status value={task.status} />
+                  </td>
+                  <td className="num">{task.attempt}</td>
+                  <td>
+                    <Time iso={task.started_at} />
+                  </td>
+                  <td className="num">{formatDuration(spanMs(task.started_at, task.completed_at, now))}</td>
+                  <td className="clip">{task.error ?? ""}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+    </section>
+  );
+}
+
+function Missing() {
+  return (
+    <section>
+      <h1>Job</h1>
+      <Empty title="No job named in the address">
+        Pick one from the <Link href={hrefFor("jobs")}>jobs list</Link>.
+      </Empty>
+    </section>
+  );
+}
+
+function Arguments({ kwargs, result }: { kwargs: unknown; result: unknown }) {
+  const hasKwargs = kwargs !== null && typeof kwargs === "object" && Object.keys(kwargs).length > 0;
+  if (!hasKwargs && result === null) return null;
+  return (
+    <div className="two-columns">
+      {hasKwargs ? (
+        <div>
+          <h2>Arguments</h2>
+          <pre className="json">{JSON.stringify(kwargs, null, 2)}</pre>
+        </div>
+      ) : null}
+      {result !== null ? (
+        <div>
+          <h2>Result</h2>
+          <ResultRef value={result} />
+        </div>
+      ) : null}
+    </div>
+  );
+}
+
+/** A result that names an object or a task links to it; plain JSON is shown as it is. */
+export function ResultRef({ value }: { value: unknown }) {
+  if (value !== null && typeof value === "object") {
+    const ref = value as { object?: unknown; task_id?: unknown };
+    if (typeof ref.object === "string") {
+      return (
+        <p>
+          Object <Link href={hrefFor("object", { name: ref.object })}>{ref.object}</Link>
+        </p>
+      );
+    }
+    if (typeof ref.task_id === "string") {
+      return (
+        <p>
+          The result of task <Link href={hrefFor("task", { id: ref.task_id })}>#{ref.task_id}</Link>
+        </p>
+      );
+    }
+  }
+  return <pre className="json">{JSON.stringify(value, null, 2)}</pre>;
+}
+
+function CancelJob({ job }: { job: JobView }) {
+  const isAdmin = useIsAdmin();
+  const [confirming, setConfirming] = useState(false);
+  const cancel = useApiMutation<string>("POST", (id) => `/jobs/${id}/cancel`);
+  if (!isAdmin || TERMINAL_JOB_STATUSES.includes(job.status)) return <MutationError error={cancel.error} />;
+  return (
+    <div className="actions">
+      {confirming ? (
+        <>
+          <span>Cancel every unfinished task of this job?</span>
+          <button type="button" className="danger" disabled={cancel.isPending} onClick={() => cancel.mutate(job.id, { onSettled: () => setConfirming(false) })}>
+            Yes, cancel job
+          </button>
+          <button type="button" onClick={() => setConfirming(false)}>
+            Keep running
+          </button>
+        </>
+      ) : (
+        <button type="button" className="danger" onClick={() => setConfirming(true)}>
+          Cancel job
+        </button>
+      )}
+      <MutationError error={cancel.error} />
+    </div>
+  );
+}

@@ -1,0 +1,128 @@
+// ?p=jobs: every run, newest first, filtered by status, name and age, paged by cursor.
+
+import { useState } from "react";
+import type { JobView, PageOf } from "../../../src/models/index.js";
+import { JOB_STATUSES } from "../../../src/models/status-names.js";
+import { queryString, useApiQuery } from "../api/queries.js";
+import { Link } from "../components/Link.js";
+import { Pager, usePager } from "../components/Pager.js";
+import { Empty, ErrorState, Loading } from "../components/States.js";
+import { Status } from "../components/Status.js";
+import { Time, useNow } from "../components/Time.js";
+import { formatDuration, spanMs } from "../lib/format.js";
+import { hrefFor } from "../lib/route.js";
+
+const SINCE: [label: string, ms: number | null][] = [
+  ["Any time", null],
+  ["Last hour", 3_600_000],
+  ["Last 24 hours", 86_400_000],
+  ["Last 7 days", 7 * 86_400_000],
+];
+
+export function JobsPage() {
+  const [status, setStatus] = useState("");
+  const [name, setName] = useState("");
+  const [sinceMs, setSinceMs] = useState<number | null>(null);
+  // The bound moves only when the filter is chosen, so the query's key stays put between polls.
+  const [since, setSince] = useState<string | null>(null);
+  const pager = usePager();
+  const now = useNow();
+  const path = "/jobs" + queryString({ status, name: name.trim(), since, limit: 50, cursor: pager.cursor });
+  const jobs = useApiQuery<PageOf<JobView>>(path);
+  const filtered = status !== "" || name.trim() !== "" || since !== null;
+
+  return (
+    <section>
+      <header className="view-header">
+        <h1>Jobs</h1>
+      </header>
+      <form className="filters" role="search" aria-label="Filter jobs" onSubmit={(e) => e.preventDefault()}>
+        <label>
+          Status
+          <select value={status} onChange={(e) => (setStatus(e.target.value), pager.reset())}>
+            <option value="">Any status</option>
+            {JOB_STATUSES.map((s) => (
+              <option key={s} value={s}>
+                {s}
+              </option>
+            ))}
+          </select>
+        </label>
+        <label>
+          Name
+          <input type="search" value={name} placeholder="exact job name" onChange={(e) => (setName(e.target.value), pager.reset())} />
+        </label>
+        <label>
+          Created
+          <select
+            value={sinceMs ?? ""}
+            onChange={(e) => {
+              const ms = e.target.value === "" ? null : Number(e.target.value);
+              setSinceMs(ms);
+              setSince(ms === null ? null : new Date(Date.now() - ms).toISOString());
+              pager.reset();
+            }}
+          >
+            {SINCE.map(([label, ms]) => (
+              <option key={label} value={ms ?? ""}>
+                {label}
+              </option>
+            ))}
+          </select>
+        </label>
+      </form>
+      {jobs.isPending ? (
+        <Loading what="jobs" />
+      ) : jobs.isError && !jobs.data ? (
+        <ErrorState error={jobs.error} what="jobs" />
+      ) : jobs.data.items.length === 0 ? (
+        <Empty title={filtered ? "No job matches these filters" : "No jobs yet"}>
+          {filtered ? "Clear a filter to see more." : (
+            <>
+              Run one with <code>jobhouse run-job examples/primes.ts:primes</code>, or from the <Link href={hrefFor("registered")}>registered jobs</Link>.
+            </>
+          )}
+        </Empty>
+      ) : (
+        <>
+          <div className="table-wrap">
+            <table>
+              <thead>
+                <tr>
+                  <th scope="col">Job</th>
+                  <th scope="col">Status</th>
+                  <th scope="col">Tasks</th>
+                  <th scope="col">Created</th>
+                  <th scope="col">Duration</th>
+                  <th scope="col">Run type</th>
+                </tr>
+              </thead>
+              <tbody>
+                {jobs.data.items.map((job) => (
+                  <tr key={job.id}>
+                    <td>
+                      <Link href={hrefFor("job", { id: job.id })}>{job.name}</Link>
+                      <span className="id">#{job.id}</span>
+                    </td>
+                    <td>
+                      <Status value={job.status} />
+                    </td>
+                    <td className="num">
+                      {job.completed_tasks} / {job.total_tasks}
+                    </td>
+                    <td>
+                      <Time iso={job.created_at} />
+                    </td>
+                    <td className="num">{formatDuration(spanMs(job.started_at, job.completed_at, now))}</td>
+                    <td>{job.run_type.toLowerCase()}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+          <Pager pager={pager} nextCursor={jobs.data.next_cursor} total={jobs.data.total} shown={jobs.data.items.length} />
+        </>
+      )}
+    </section>
+  );
+}

@@ -1,0 +1,90 @@
+// ?p=objects: data objects (ClickHouse tables) filtered by name prefix and scope, with sizes.
+
+import { useState } from "react";
+import type { ObjectView, PageOf } from "../../../src/models/index.js";
+import { queryString, useApiQuery } from "../api/queries.js";
+import { Link } from "../components/Link.js";
+import { Pager, usePager } from "../components/Pager.js";
+import { Empty, ErrorState, Loading } from "../components/States.js";
+import { Time } from "../components/Time.js";
+import { formatBytes, formatCount } from "../lib/format.js";
+import { hrefFor } from "../lib/route.js";
+
+const SCOPES = ["global", "job", "temp"];
+
+export function ObjectsPage() {
+  const [prefix, setPrefix] = useState("");
+  const [scope, setScope] = useState("");
+  const pager = usePager();
+  const objects = useApiQuery<PageOf<ObjectView>>("/objects" + queryString({ prefix: prefix.trim(), scope, limit: 50, cursor: pager.cursor }));
+  const filtered = prefix.trim() !== "" || scope !== "";
+
+  return (
+    <section>
+      <header className="view-header">
+        <h1>Objects</h1>
+      </header>
+      <form className="filters" role="search" aria-label="Filter objects" onSubmit={(e) => e.preventDefault()}>
+        <label>
+          Name prefix
+          <input type="search" value={prefix} onChange={(e) => (setPrefix(e.target.value), pager.reset())} />
+        </label>
+        <label>
+          Scope
+          <select value={scope} onChange={(e) => (setScope(e.target.value), pager.reset())}>
+            <option value="">Any scope</option>
+            {SCOPES.map((s) => (
+              <option key={s} value={s}>
+                {s}
+              </option>
+            ))}
+          </select>
+        </label>
+      </form>
+      {objects.isPending ? (
+        <Loading what="objects" />
+      ) : objects.isError && !objects.data ? (
+        <ErrorState error={objects.error} what="objects" />
+      ) : objects.data.items.length === 0 ? (
+        <Empty title={filtered ? "No object matches these filters" : "No data objects yet"}>
+          {filtered ? "Clear a filter to see more." : "A job makes them with createObject(); the sales example makes several."}
+        </Empty>
+      ) : (
+        <>
+          <div className="table-wrap">
+            <table>
+              <thead>
+                <tr>
+                  <th scope="col">Name</th>
+                  <th scope="col">Scope</th>
+                  <th scope="col">Rows</th>
+                  <th scope="col">Size</th>
+                  <th scope="col">Created</th>
+                  <th scope="col">Job</th>
+                </tr>
+              </thead>
+              <tbody>
+                {objects.data.items.map((o) => (
+                  <tr key={o.table}>
+                    <td>
+                      <Link href={hrefFor("object", { name: o.scope === "global" ? o.name : o.table })}>{o.name}</Link>
+                      {o.table !== o.name ? <span className="id">{o.table}</span> : null}
+                    </td>
+                    <td>{o.scope}</td>
+                    <td className="num">{formatCount(o.row_count)}</td>
+                    <td className="num">{formatBytes(o.size_bytes)}</td>
+                    <td>
+                      <Time iso={o.created_at} />
+                    </td>
+                    <td>{o.job_id ? <Link href={hrefFor("job", { id: o.job_id })}>#{o.job_id}</Link> : <span className="muted">—</span>}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+          <Pager pager={pager} nextCursor={objects.data.next_cursor} total={objects.data.total} shown={objects.data.items.length} />
+        </>
+      )}
+    </section>
+  );
+}

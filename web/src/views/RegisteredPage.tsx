@@ -1,0 +1,159 @@
+// ?p=registered: registered jobs with their schedule in words and next run; admins enable, disable
+// and run one now with arguments edited as JSON (checked here, validated by the server).
+
+import { useState } from "react";
+import type { JobView, PageOf, RegisteredJobView } from "../../../src/models/index.js";
+import { useIsAdmin } from "../api/context.js";
+import { queryString, useApiMutation, useApiQuery } from "../api/queries.js";
+import { Pager, usePager } from "../components/Pager.js";
+import { Empty, ErrorState, Loading, MutationError } from "../components/States.js";
+import { Status } from "../components/Status.js";
+import { Time } from "../components/Time.js";
+import { describeCron } from "../lib/cron.js";
+import { parseKwargs } from "../lib/kwargs.js";
+import { hrefFor, navigate } from "../lib/route.js";
+
+export function RegisteredPage() {
+  const isAdmin = useIsAdmin();
+  const pager = usePager();
+  const [running, setRunning] = useState<string | null>(null);
+  const list = useApiQuery<PageOf<RegisteredJobView>>("/registered-jobs" + queryString({ limit: 50, cursor: pager.cursor }));
+  const toggle = useApiMutation<{ name: string; enable: boolean }>("POST", ({ name, enable }) => `/registered-jobs/${encodeURIComponent(name)}/${enable ? "enable" : "disable"}`);
+
+  return (
+    <section>
+      <header className="view-header">
+        <h1>Registered jobs</h1>
+      </header>
+      <MutationError error={toggle.error} />
+      {list.isPending ? (
+        <Loading what="registered jobs" />
+      ) : list.isError && !list.data ? (
+        <ErrorState error={list.error} what="registered jobs" />
+      ) : list.data.items.length === 0 ? (
+        <Empty title="No registered jobs">
+          Register one with <code>jobhouse register-job examples/sales.ts:salesPipeline --schedule "0 2 * * *"</code>.
+        </Empty>
+      ) : (
+        <>
+          <div className="table-wrap">
+            <table>
+              <thead>
+                <tr>
+                  <th scope="col">Name</th>
+                  <th scope="col">Schedule</th>
+                  <th scope="col">Next run</th>
+                  <th scope="col">State</th>
+                  <th scope="col">Entrypoint</th>
+                  {isAdmin ? <th scope="col">Actions</th> : null}
+                </tr>
+              </thead>
+              <tbody>
+                {list.data.items.map((job) => (
+                  <RegisteredRow
+                    key={job.name}
+                    job={job}
+                    isAdmin={isAdmin}
+                    editing={running === job.name}
+                    onRun={() => setRunning(running === job.name ? null : job.name)}
+                    onToggle={() => toggle.mutate({ name: job.name, enable: !job.enabled })}
+                    toggling={toggle.isPending}
+                  />
+                ))}
+              </tbody>
+            </table>
+          </div>
+          <Pager pager={pager} nextCursor={list.data.next_cursor} total={list.data.total} shown={list.data.items.length} />
+        </>
+      )}
+    </section>
+  );
+}
+
+interface RowProps {
+  job: RegisteredJobView;
+  isAdmin: boolean;
+  editing: boolean;
+  toggling: boolean;
+  onRun(): void;
+  onToggle(): void;
+}
+
+function RegisteredRow({ job, isAdmin, editing, toggling, onRun, onToggle }: RowProps) {
+  return (
+    <>
+      <tr>
+        <td>
+          <strong>{job.name}</strong>
+        </td>
+        <td>
+          {describeCron(job.schedule)}
+          {job.schedule ? (
+            <span className="muted">
+              {" "}
+              (<code>{job.schedule}</code>
+              {job.timezone ? `, ${job.timezone}` : ", UTC"})
+            </span>
+          ) : null}
+        </td>
+        <td>{job.enabled && job.next_run_at ? <Time iso={job.next_run_at} /> : <span className="muted">—</span>}</td>
+        <td>
+          <Status value={job.enabled ? "ENABLED" : "DISABLED"} />
+        </td>
+        <td>
+          <code>{job.entrypoint}</code>
+        </td>
+        {isAdmin ? (
+          <td className="row-actions">
+            <button type="button" aria-expanded={editing} aria-label={`Run ${job.name} now`} onClick={onRun}>
+              Run now
+            </button>
+            <button type="button" aria-label={`${job.enabled ? "Disable" : "Enable"} ${job.name}`} onClick={onToggle} disabled={toggling}>
+              {job.enabled ? "Disable" : "Enable"}
+            </button>
+          </td>
+        ) : null}
+      </tr>
+      {isAdmin && editing ? (
+        <tr className="editor-row">
+          <td colSpan={6}>
+            <RunNow job={job} />
+          </td>
+        </tr>
+      ) : null}
+    </>
+  );
+}
+
+function RunNow({ job }: { job: RegisteredJobView }) {
+  const [text, setText] = useState(() => JSON.stringify(job.defaults, null, 2));
+  const parsed = parseKwargs(text);
+  const run = useApiMutation<Record<string, unknown>, JobView>("POST", () => "/jobs:run", (kwargs) => ({ name: job.name, kwargs }));
+  return (
+    <form
+      className="run-now"
+      onSubmit={(e) => {
+        e.preventDefault();
+        if (parsed.ok) run.mutate(parsed.value, { onSuccess: (created) => navigate(hrefFor("job", { id: created.id })) });
+      }}
+    >
+      <label htmlFor={`kwargs-${job.name}`}>Arguments (JSON object; the registered defaults are merged under them)</label>
+      <textarea
+        id={`kwargs-${job.name}`}
+        value={text}
+        rows={Math.min(12, Math.max(3, text.split("\n").length))}
+        spellCheck={false}
+        aria-invalid={!parsed.ok}
+        aria-describedby={`kwargs-${job.name}-problem`}
+        onChange={(e) => setText(e.target.value)}
+      />
+      <p id={`kwargs-${job.name}-problem`} className={parsed.ok ? "muted" : "inline-error"} role={parsed.ok ? undefined : "alert"}>
+        {parsed.ok ? "Valid JSON." : parsed.problem}
+      </p>
+      <button type="submit" disabled={!parsed.ok || run.isPending}>
+        Start run of {job.name}
+      </button>
+      <MutationError error={run.error} />
+    </form>
+  );
+}

@@ -1,0 +1,157 @@
+// ?p=task&id=…: one task: its facts, arguments and result, its attempts, and the log of the chosen
+// attempt, which follows (polling each second) while the task runs.
+
+import { useEffect, useRef, useState } from "react";
+import type { TaskDetail, TaskLogsView } from "../../../src/models/index.js";
+import { useApiQuery } from "../api/queries.js";
+import { Link } from "../components/Link.js";
+import { Empty, ErrorState, Loading } from "../components/States.js";
+import { Status } from "../components/Status.js";
+import { Time, useNow } from "../components/Time.js";
+import { formatBytes, formatDuration, spanMs } from "../lib/format.js";
+import { hrefFor } from "../lib/route.js";
+import { ResultRef } from "./JobPage.js";
+
+export function TaskPage({ id }: { id: string | null }) {
+  const task = useApiQuery<TaskDetail>(id ? `/tasks/${encodeURIComponent(id)}` : null);
+  const now = useNow();
+  const [attempt, setAttempt] = useState<number | null>(null);
+  if (!id) {
+    return (
+      <section>
+        <h1>Task</h1>
+        <Empty title="No task named in the address">
+          Open one from its <Link href={hrefFor("jobs")}>job</Link>.
+        </Empty>
+      </section>
+    );
+  }
+  if (task.isPending) return <Loading what="the task" />;
+  if (task.isError && !task.data) return <ErrorState error={task.error} what="task" />;
+  const t = task.data;
+  const running = t.status === "RUNNING" || t.status === "CLAIMED";
+  const attempts = Array.from({ length: t.attempt }, (_, i) => i + 1);
+  const shown = attempt ?? (t.attempt > 0 ? t.attempt : null);
+
+  return (
+    <section>
+      <header className="view-header">
+        <h1>
+          Task {t.name} <span className="id">#{t.id}</span>
+        </h1>
+        <Status value={t.status} />
+      </header>
+      <dl className="facts">
+        <dt>Job</dt>
+        <dd>
+          <Link href={hrefFor("job", { id: t.job_id })}>#{t.job_id}</Link>
+        </dd>
+        <dt>Attempt</dt>
+        <dd>
+          {t.attempt} of at most {t.max_attempts}
+        </dd>
+        <dt>Duration</dt>
+        <dd>{formatDuration(spanMs(t.started_at, t.completed_at, now))}</dd>
+        <dt>Created</dt>
+        <dd>
+          <Time iso={t.created_at} />
+        </dd>
+        <dt>Started</dt>
+        <dd>
+          <Time iso={t.started_at} />
+        </dd>
+        <dt>Completed</dt>
+        <dd>
+          <Time iso={t.completed_at} />
+        </dd>
+        <dt>Worker</dt>
+        <dd>{t.worker_id ? `#${t.worker_id}` : "—"}</dd>
+        <dt>Entrypoint</dt>
+        <dd>
+          <code>{t.entrypoint}</code>
+        </dd>
+        <dt>Waits for</dt>
+        <dd>
+          {t.depends_on.length === 0
+            ? "nothing"
+            : t.depends_on.map((dep, i) => (
+                <span key={dep}>
+                  {i > 0 ? ", " : ""}
+                  <Link href={hrefFor("task", { id: dep })}>#{dep}</Link>
+                </span>
+              ))}
+        </dd>
+      </dl>
+      {t.error ? (
+        <div className="error-block" role="alert">
+          <h2>Error</h2>
+          <pre>{t.error}</pre>
+        </div>
+      ) : null}
+      <div className="two-columns">
+        <div>
+          <h2>Arguments</h2>
+          <pre className="json">{JSON.stringify(t.kwargs, null, 2)}</pre>
+        </div>
+        <div>
+          <h2>Result</h2>
+          {t.result_ref === null ? <p className="muted">{running ? "Not yet." : "None."}</p> : <ResultRef value={t.result_ref} />}
+        </div>
+      </div>
+      <h2>Log</h2>
+      {shown === null ? (
+        <Empty title="No attempt has started">The log appears when a worker starts the task.</Empty>
+      ) : (
+        <>
+          {attempts.length > 1 ? (
+            <div className="tabs" role="group" aria-label="Attempts">
+              {attempts.map((n) => (
+                <button type="button" key={n} aria-pressed={n === shown} onClick={() => setAttempt(n)}>
+                  Attempt {n}
+                </button>
+              ))}
+            </div>
+          ) : null}
+          <TaskLog id={t.id} attempt={shown} follow={running && shown === t.attempt} />
+        </>
+      )}
+    </section>
+  );
+}
+
+function TaskLog({ id, attempt, follow }: { id: string; attempt: number; follow: boolean }) {
+  const log = useApiQuery<TaskLogsView>(`/tasks/${id}/logs?attempt=${attempt}`, { refetchInterval: follow ? 1000 : 2000 });
+  const box = useRef<HTMLPreElement>(null);
+  const pinned = useRef(true);
+  const content = log.data?.content ?? "";
+  // Follow the end while the reader is at the end; leave them where they scrolled otherwise.
+  useEffect(() => {
+    const element = box.current;
+    if (element && pinned.current) element.scrollTop = element.scrollHeight;
+  }, [content]);
+  if (log.isPending) return <Loading what="the log" />;
+  if (log.isError && !log.data) return <ErrorState error={log.error} what="log" />;
+  const view = log.data;
+  if (!view.available) return <Empty title="The log is not available here">It is kept on the machine of the worker that ran this attempt.</Empty>;
+  return (
+    <>
+      <p className="muted">
+        {view.path ? <code>{view.path}</code> : null} {view.size_bytes !== null ? `· ${formatBytes(view.size_bytes)}` : ""}
+        {view.truncated ? " · showing the last 1 MiB" : ""}
+        {follow ? " · following" : ""}
+      </p>
+      <pre
+        className="log"
+        ref={box}
+        tabIndex={0}
+        aria-label={`Log of attempt ${attempt}`}
+        onScroll={(e) => {
+          const el = e.currentTarget;
+          pinned.current = el.scrollHeight - el.scrollTop - el.clientHeight < 24;
+        }}
+      >
+        {view.content === "" ? <span className="muted">(empty)</span> : view.content}
+      </pre>
+    </>
+  );
+}

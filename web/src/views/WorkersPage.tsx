@@ -1,0 +1,122 @@
+// ?p=workers: every worker with its status, heartbeat age and counts; in distributed mode admins
+// start one (POST /workers spawns a process) and stop active ones.
+
+import { useState } from "react";
+import type { PageOf, WorkerView } from "../../../src/models/index.js";
+import { useIsAdmin, useSession } from "../api/context.js";
+import { queryString, useApiMutation, useApiQuery } from "../api/queries.js";
+import { Pager, usePager } from "../components/Pager.js";
+import { Empty, ErrorState, Loading, MutationError } from "../components/States.js";
+import { Status } from "../components/Status.js";
+import { Time } from "../components/Time.js";
+
+const STATUSES = ["ACTIVE", "STOPPING", "STOPPED", "LOST"];
+
+export function WorkersPage() {
+  const { mode } = useSession();
+  const isAdmin = useIsAdmin();
+  const [status, setStatus] = useState("");
+  const pager = usePager();
+  const workers = useApiQuery<PageOf<WorkerView>>("/workers" + queryString({ status, limit: 50, cursor: pager.cursor }));
+  const start = useApiMutation<void>("POST", () => "/workers", () => ({}));
+  const stop = useApiMutation<string>("POST", (id) => `/workers/${id}/stop`);
+  const manages = isAdmin && mode === "distributed";
+
+  return (
+    <section>
+      <header className="view-header">
+        <h1>Workers</h1>
+        {manages ? (
+          <div className="actions">
+            <button type="button" onClick={() => start.mutate()} disabled={start.isPending}>
+              Start worker
+            </button>
+            {start.isSuccess ? <span role="status">Starting: it appears here once it registers.</span> : null}
+            <MutationError error={start.error} />
+          </div>
+        ) : null}
+      </header>
+      {mode === "local" ? <p className="muted">Local mode: the server runs its workers itself.</p> : null}
+      <form className="filters" aria-label="Filter workers" onSubmit={(e) => e.preventDefault()}>
+        <label>
+          Status
+          <select value={status} onChange={(e) => (setStatus(e.target.value), pager.reset())}>
+            <option value="">Any status</option>
+            {STATUSES.map((s) => (
+              <option key={s} value={s}>
+                {s}
+              </option>
+            ))}
+          </select>
+        </label>
+      </form>
+      <MutationError error={stop.error} />
+      {workers.isPending ? (
+        <Loading what="workers" />
+      ) : workers.isError && !workers.data ? (
+        <ErrorState error={workers.error} what="workers" />
+      ) : workers.data.items.length === 0 ? (
+        <Empty title={status ? `No ${status.toLowerCase()} workers` : "No workers have registered"}>
+          {mode === "distributed" ? (
+            <>
+              Start one with <code>jobhouse worker start</code>
+              {manages ? " or the button above" : ""}.
+            </>
+          ) : null}
+        </Empty>
+      ) : (
+        <>
+          <div className="table-wrap">
+            <table>
+              <thead>
+                <tr>
+                  <th scope="col">Worker</th>
+                  <th scope="col">Status</th>
+                  <th scope="col">Host and pid</th>
+                  <th scope="col">Concurrency</th>
+                  <th scope="col">Last heartbeat</th>
+                  <th scope="col">Started</th>
+                  <th scope="col">Completed</th>
+                  <th scope="col">Failed</th>
+                  {manages ? <th scope="col">Actions</th> : null}
+                </tr>
+              </thead>
+              <tbody>
+                {workers.data.items.map((w) => (
+                  <tr key={w.id}>
+                    <td>#{w.id}</td>
+                    <td>
+                      <Status value={w.status} />
+                    </td>
+                    <td>
+                      {w.hostname} · {w.pid}
+                    </td>
+                    <td className="num">{w.concurrency}</td>
+                    <td>
+                      <Time iso={w.last_heartbeat} />
+                    </td>
+                    <td>
+                      <Time iso={w.started_at} />
+                    </td>
+                    <td className="num">{w.tasks_completed.toLocaleString("en-US")}</td>
+                    <td className="num">{w.tasks_failed.toLocaleString("en-US")}</td>
+                    {manages ? (
+                      <td>
+                        {w.status === "ACTIVE" ? (
+                          <button type="button" aria-label={`Stop worker ${w.id}`} onClick={() => stop.mutate(w.id)} disabled={stop.isPending}>
+                            Stop
+                          </button>
+                        ) : null}
+                      </td>
+                    ) : null}
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+          <Pager pager={pager} nextCursor={workers.data.next_cursor} total={workers.data.total} shown={workers.data.items.length} />
+        </>
+      )}
+    </section>
+  );
+}
