@@ -8,7 +8,7 @@ export default defineConfig({
     alias: { jobhouse: fileURLToPath(new URL("./src/sdk/index.ts", import.meta.url)) },
   },
   test: {
-    include: ["src/**/*.test.ts", "test/**/*.test.ts"],
+    include: ["src/**/*.test.ts", "test/**/*.test.ts", "web/src/**/*.test.ts"],
     pool: "forks",
     maxWorkers: 2,
     testTimeout: 60_000,

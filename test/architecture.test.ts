@@ -27,11 +27,11 @@ function layerOf(path: string): string {
   return parts[0] === "surfaces" ? `surfaces/${parts[1]}` : parts[0]!;
 }
 
-function* sourceFiles(dir: string): Generator<string> {
+function* sourceFiles(dir: string, extensions = [".ts"]): Generator<string> {
   for (const entry of readdirSync(dir, { withFileTypes: true })) {
     const path = join(dir, entry.name);
-    if (entry.isDirectory()) yield* sourceFiles(path);
-    else if (entry.name.endsWith(".ts") && !entry.name.endsWith(".test.ts")) yield path;
+    if (entry.isDirectory()) yield* sourceFiles(path, extensions);
+    else if (extensions.some((ext) => entry.name.endsWith(ext)) && !/\.test\.tsx?$/.test(entry.name)) yield path;
   }
 }
 
@@ -50,6 +50,23 @@ describe("architecture", () => {
         violations.push(`${relative(SRC, file)} imports a transport library`);
       }
       if (from !== "core" && /process\.env/.test(text)) violations.push(`${relative(SRC, file)} reads process.env (only core/config.ts may)`);
+    }
+    expect(violations).toEqual([]);
+  });
+
+  it("the web app imports nothing of ours but the wire models, and only their types or zod-free modules", () => {
+    const WEB = join(import.meta.dirname, "..", "web", "src");
+    const violations: string[] = [];
+    for (const file of sourceFiles(WEB, [".ts", ".tsx"])) {
+      const text = readFileSync(file, "utf8");
+      for (const match of text.matchAll(/^import\s+(type\s+)?[^;]*?from\s+"(\.{1,2}\/[^"]+)"/gm)) {
+        const target = relative(join(WEB, ".."), join(file, "..", match[2]!));
+        if (!target.startsWith("..")) continue; // inside web/
+        const models = target.startsWith("../src/models/");
+        // A value import of a schema module would bundle zod into the page.
+        const zodFree = target === "../src/models/status-names.js";
+        if (!models || (!match[1] && !zodFree)) violations.push(`${relative(WEB, file)} → ${match[2]}`);
+      }
     }
     expect(violations).toEqual([]);
   });

@@ -5,11 +5,7 @@ import { useState } from "react";
 import { ApiError, type ApiClient } from "../api/client.js";
 import { Link } from "../components/Link.js";
 import { hrefFor, navigate } from "../lib/route.js";
-
-/** Only a path of this app may be `next`: never another origin (an open redirect). */
-export function safeNext(next: string | null): string {
-  return next !== null && next.startsWith("/?") ? next : hrefFor("jobs");
-}
+import { safeNext } from "./safe-next.js";
 
 export function LoginPage({ client, next }: { client: ApiClient; next: string | null }) {
   const scheme = client.scheme();

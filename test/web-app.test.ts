@@ -1,0 +1,311 @@
+// The web app in a real browser (CONTRACT §7 and §11): every view with real data made by running the
+// examples, the task graph, polling, a cancel, deep links, no request off the origin, no console
+// error; and under Scheme B: sign in, refresh of an expired access token, a viewer without
+// controls, sign out. Screenshots of each view go to docs/screenshots/.
+
+import { mkdirSync } from "node:fs";
+import type { Browser, Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { EngineRuntime } from "../src/app/engine-runtime.js";
+import { ManualClock } from "../src/core/clock.js";
+import type { JobDetail } from "../src/models/jobs.js";
+import { BACKENDS } from "./support/backends.js";
+import { browserAvailable, launchBrowser, type PageRecord, record } from "./support/browser.js";
+import { entry, runAndWait, waitFor, waitForJob, withEngine } from "./support/engine.js";
+import { addWorker } from "./support/fixtures.js";
+import { type Harness, startHarness } from "./support/harness.js";
+
+const SCREENSHOTS = "docs/screenshots";
+const local = BACKENDS.find((b) => b.name === "local")!;
+const distributed = BACKENDS.find((b) => b.name === "distributed");
+
+async function shoot(page: Page, name: string) {
+  mkdirSync(SCREENSHOTS, { recursive: true });
+  await page.screenshot({ path: `${SCREENSHOTS}/${name}.png`, fullPage: true });
+}
+
+async function heading(page: Page): Promise<string> {
+  return (await page.locator("h1").first().textContent())?.trim() ?? "";
+}
+
+(browserAvailable ? describe : describe.skip)("web app [local]", () => {
+  let h: Harness;
+  let engine: EngineRuntime;
+  let browser: Browser;
+  let base: string;
+  let page: Page;
+  let log: PageRecord;
+  let sales: JobDetail;
+  let primes: JobDetail;
+
+  beforeAll(async () => {
+    h = await startHarness(local);
+    engine = await withEngine(h);
+    await h.call("register_job", { entrypoint: "examples/sales.ts:salesPipeline" });
+    await h.call("register_job", { entrypoint: "examples/heartbeat.ts:hostHeartbeat", schedule: "*/5 * * * *" });
+    sales = await runAndWait(h, "sales");
+    primes = await runAndWait(h, "examples/primes.ts:countPrimes", { limit: 20_000, chunks: 4 });
+    expect([sales.status, primes.status]).toEqual(["COMPLETED", "COMPLETED"]);
+    base = await h.listen();
+    browser = await launchBrowser();
+    page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+    log = record(page);
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await engine?.stop();
+    await h?.close();
+  });
+
+  it("lists the jobs in a table with statuses in words and task counts", async () => {
+    await page.goto(base + "/?p=jobs");
+    await page.getByRole("cell", { name: /^sales/ }).waitFor();
+    expect(await heading(page)).toBe("Jobs");
+    const salesRow = page.getByRole("row").filter({ hasText: `#${sales.id}` });
+    await expect(salesRow.getByText("COMPLETED", { exact: true }).count()).resolves.toBe(1);
+    await expect(salesRow.getByText(`${sales.total_tasks} / ${sales.total_tasks}`).count()).resolves.toBe(1);
+    // Relative time, with the exact one in its title.
+    expect(await salesRow.locator("time").first().getAttribute("title")).toContain(sales.created_at);
+    await shoot(page, "jobs");
+  });
+
+  it("filters jobs by status and by name", async () => {
+    await page.goto(base + "/?p=jobs");
+    await page.getByLabel("Name").fill("primes");
+    await page.getByRole("link", { name: "primes" }).waitFor();
+    await waitFor("the sales row to go", async () => (await page.getByRole("link", { name: "sales" }).count()) === 0);
+    await page.getByLabel("Status").selectOption("FAILED");
+    await page.getByText("No job matches these filters").waitFor();
+  });
+
+  it("shows a job with one graph node per task carrying its status, a timeline and the task table", async () => {
+    await page.goto(`${base}/?p=job&id=${sales.id}`);
+    await page.locator(".graph-node").first().waitFor();
+    expect(await heading(page)).toBe(`Job sales #${sales.id}`);
+    const nodes = await page.locator(".graph-node").evaluateAll((els) => els.map((el) => [el.getAttribute("data-node-id"), el.getAttribute("data-status")]));
+    expect(new Map(nodes)).toEqual(new Map(sales.tasks.map((t) => [t.id, t.status])));
+    // Edges follow depends_on: report waits for both aggregations.
+    expect(await page.locator(".react-flow__edge").count()).toBe(sales.tasks.reduce((n, t) => n + t.depends_on.length, 0));
+    expect(await page.getByRole("table", { name: "Timeline of task attempts" }).getByRole("row").count()).toBe(sales.tasks.length);
+    expect(await page.locator("table").last().locator("tbody tr").count()).toBe(sales.tasks.length);
+    await shoot(page, "job");
+  });
+
+  it("shows a task with its result and its log", async () => {
+    const report = sales.tasks.find((t) => t.name === "report")!;
+    await page.goto(`${base}/?p=job&id=${sales.id}`);
+    await page.locator("table").last().getByRole("link", { name: "report" }).click();
+    await page.getByRole("heading", { level: 1, name: /^Task report/ }).waitFor();
+    expect(new URL(page.url()).search).toBe(`?p=task&id=${report.id}`);
+    await expect(page.getByLabel("Log of attempt 1").textContent()).resolves.toContain("total revenue");
+    await shoot(page, "task");
+  });
+
+  it("shows the objects and an object's schema, lineage graph and SQL", async () => {
+    await page.goto(base + "/?p=objects");
+    await page.getByRole("link", { name: "sales_by_region" }).click();
+    await page.getByRole("heading", { level: 1, name: /^Object sales_by_region/ }).waitFor();
+    await page.getByRole("cell", { name: "region", exact: true }).waitFor();
+    expect(await page.getByRole("figure", { name: "Lineage of sales_by_region" }).locator(".graph-node").count()).toBeGreaterThanOrEqual(2);
+    await expect(page.locator("pre.sql").first().textContent()).resolves.toContain("GROUP BY");
+    await shoot(page, "object");
+    await page.goto(base + "/?p=objects");
+    await page.getByRole("cell", { name: /sales_by_region/ }).waitFor();
+    await shoot(page, "objects");
+  });
+
+  it("shows workers, and the registered jobs with their schedule in words", async () => {
+    await page.goto(base + "/?p=workers");
+    await page.getByRole("cell", { name: "ACTIVE" }).first().waitFor();
+    await shoot(page, "workers");
+    await page.goto(base + "/?p=registered");
+    await page.getByRole("cell", { name: /every 5 minutes/ }).waitFor();
+    await shoot(page, "registered");
+  });
+
+  it("runs a registered job now with arguments checked before they are sent", async () => {
+    await page.goto(base + "/?p=registered");
+    await page.getByRole("button", { name: "Run sales now" }).click();
+    const editor = page.getByLabel(/^Arguments/);
+    await editor.fill("[1, 2]");
+    await page.getByText("must be a JSON object").waitFor();
+    expect(await page.getByRole("button", { name: "Start run of sales" }).isDisabled()).toBe(true);
+    await editor.fill('{"top": 2}');
+    await page.getByRole("button", { name: "Start run of sales" }).click();
+    await page.getByRole("heading", { level: 1, name: /^Job sales #/ }).waitFor();
+    const id = new URL(page.url()).searchParams.get("id")!;
+    const job = await waitForJob(h, id);
+    expect(job.kwargs).toMatchObject({ top: 2 });
+  });
+
+  it("cancels a running job from its view", async () => {
+    const napping = (await h.call("run_job", { name: entry("nap"), kwargs: { ms: 60_000 } })) as { id: string };
+    await waitFor("the nap to run", async () => ((await h.call("get_job", { ref: napping.id })) as JobDetail).status === "RUNNING");
+    await page.goto(`${base}/?p=job&id=${napping.id}`);
+    await page.getByRole("button", { name: "Cancel job" }).click();
+    await page.getByRole("button", { name: "Yes, cancel job" }).click();
+    expect((await waitForJob(h, napping.id)).status).toBe("CANCELLED");
+    await page.getByText("CANCELLED", { exact: true }).first().waitFor();
+    expect(await page.getByRole("button", { name: "Cancel job" }).count()).toBe(0);
+  });
+
+  it("polls every 2 seconds while the tab is visible", async () => {
+    await page.goto(base + "/?p=jobs");
+    await page.getByRole("link", { name: "sales" }).first().waitFor();
+    const before = log.requests.filter((r) => r.startsWith("GET ") && r.includes("/api/v0/jobs?")).length;
+    await page.waitForTimeout(4_500);
+    const after = log.requests.filter((r) => r.startsWith("GET ") && r.includes("/api/v0/jobs?")).length;
+    expect(after - before).toBeGreaterThanOrEqual(2);
+    expect(after - before).toBeLessThanOrEqual(3);
+  });
+
+  it("opens a deep link on reload, and an unknown view says so", async () => {
+    await page.goto(`${base}/?p=job&id=${primes.id}`);
+    await page.reload();
+    await page.getByRole("heading", { level: 1, name: `Job primes #${primes.id}` }).waitFor();
+    await page.goto(base + "/?p=nothing");
+    expect(await heading(page)).toBe("No such view");
+    await page.goto(`${base}/?p=job&id=999`);
+    await page.getByText("No such job").waitFor();
+  });
+
+  it("switches to the dark theme and remembers it", async () => {
+    await page.goto(`${base}/?p=job&id=${sales.id}`);
+    await page.getByRole("button", { name: "Dark theme" }).click();
+    expect(await page.evaluate(() => document.documentElement.dataset.theme)).toBe("dark");
+    await page.reload();
+    await page.locator(".graph-node").first().waitFor();
+    expect(await page.evaluate(() => document.documentElement.dataset.theme)).toBe("dark");
+    await shoot(page, "job-dark");
+    await page.getByRole("button", { name: "Light theme" }).click();
+  });
+
+  it("is readable on a narrow screen", async () => {
+    const narrow = await browser.newPage({ viewport: { width: 390, height: 844 } });
+    await narrow.goto(`${base}/?p=job&id=${sales.id}`);
+    await narrow.locator(".graph-node").first().waitFor();
+    // Nothing but the tables' own scrolling areas may be wider than the screen.
+    expect(await narrow.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+    await shoot(narrow, "job-narrow");
+    await narrow.close();
+  });
+
+  it("sent no request off its origin and logged no console error", () => {
+    expect(log.requests.length).toBeGreaterThan(20);
+    expect(log.requests.filter((r) => !r.split(" ")[1]!.startsWith(base + "/"))).toEqual([]);
+    // A 404 the app asked for on purpose (job 999) is the only error the console may show.
+    expect(log.errors.filter((e) => !e.includes("404"))).toEqual([]);
+  });
+});
+
+const SECRET = "a-test-signing-secret-of-at-least-32-bytes!";
+const ACCESS_TTL_S = 300;
+
+(browserAvailable && distributed ? describe : describe.skip)("web app with users [distributed]", () => {
+  let h: Harness;
+  let engine: EngineRuntime;
+  let browser: Browser;
+  let base: string;
+  let job: JobDetail;
+  const clock = new ManualClock(Date.now());
+
+  beforeAll(async () => {
+    h = await startHarness(distributed!, { SERVICE_AUTH: "users", SERVICE_JWT_SECRET: SECRET, SERVICE_JWT_ACCESS_TTL: String(ACCESS_TTL_S) }, { clock });
+    await h.call("create_user", { username: "root", password: "root password", role: "admin" });
+    await h.call("create_user", { username: "alice", password: "alice password", role: "viewer" });
+    engine = await withEngine(h);
+    job = await runAndWait(h, entry("fanOut"), { n: 3 });
+    await addWorker(h);
+    base = await h.listen();
+    browser = await launchBrowser();
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await engine?.stop();
+    await h?.close();
+  });
+
+  async function signIn(page: Page, username: string, password: string) {
+    await page.getByLabel("Username").fill(username);
+    await page.getByLabel("Password").fill(password);
+    await page.getByRole("button", { name: "Sign in" }).click();
+  }
+
+  it("sends a caller without a session to the login view and back to the deep link after signing in", async () => {
+    const page = await browser.newPage();
+    const log = record(page);
+    await page.goto(`${base}/?p=job&id=${job.id}`);
+    await page.getByRole("heading", { level: 1, name: "Sign in" }).waitFor();
+    await shoot(page, "login");
+    await signIn(page, "root", "wrong password");
+    await page.getByRole("alert").getByText("Wrong username or password.").waitFor();
+    await signIn(page, "root", "root password");
+    await page.getByRole("heading", { level: 1, name: `Job ${job.name} #${job.id}` }).waitFor();
+    // The access token stays in memory; only the refresh token is stored.
+    const stored = await page.evaluate(() => Object.keys(localStorage));
+    expect(stored).toContain("jobhouse.refresh_token");
+    expect(await page.evaluate(() => Object.values(localStorage).some((v) => v.split(".").length === 3))).toBe(false);
+    // Every API request carried the bearer.
+    const apiRequests: string[] = [];
+    page.on("request", (r) => {
+      if (r.url().includes("/api/v0/") && !r.url().includes("/auth/")) apiRequests.push(r.headers().authorization ?? "none");
+    });
+    await page.waitForTimeout(2_500);
+    expect(apiRequests.length).toBeGreaterThan(0);
+    expect(apiRequests.every((a) => a.startsWith("Bearer "))).toBe(true);
+    expect(log.requests.filter((r) => !r.split(" ")[1]!.startsWith(base + "/"))).toEqual([]);
+    await page.close();
+  });
+
+  it("refreshes an expired access token once and carries on, then reloads into the same session", async () => {
+    const page = await browser.newPage();
+    const log = record(page);
+    await page.goto(base + "/?p=workers");
+    await signIn(page, "root", "root password");
+    await page.getByRole("heading", { level: 1, name: "Workers" }).waitFor();
+    clock.advance((ACCESS_TTL_S + 5) * 1000);
+    await waitFor("a refresh", async () => log.requests.some((r) => r.startsWith("POST ") && r.endsWith("/api/v0/auth/refresh")));
+    await page.waitForTimeout(2_500);
+    expect(await heading(page)).toBe("Workers");
+    expect(log.requests.filter((r) => r.endsWith("/api/v0/auth/refresh")).length).toBe(1);
+    // A reload loses the in-memory access token: the stored refresh token restores the session.
+    await page.reload();
+    await page.getByRole("heading", { level: 1, name: "Workers" }).waitFor();
+    expect(await page.getByRole("button", { name: "Start worker" }).count()).toBe(1);
+    await page.close();
+  });
+
+  it("shows a viewer no control for a mutation", async () => {
+    const page = await browser.newPage();
+    await page.goto(base + "/?p=workers");
+    await signIn(page, "alice", "alice password");
+    await page.getByRole("heading", { level: 1, name: "Workers" }).waitFor();
+    await page.getByText("viewer", { exact: true }).waitFor();
+    await page.getByRole("cell", { name: "ACTIVE" }).first().waitFor();
+    for (const view of ["workers", "registered", "jobs", "objects"]) {
+      await page.goto(`${base}/?p=${view}`);
+      await page.locator("h1").waitFor();
+      await page.waitForTimeout(300);
+      expect(await page.getByRole("button", { name: /^(Start worker|Stop|Run|Enable|Disable|Cancel job)/ }).count(), view).toBe(0);
+    }
+    const running = (await h.call("run_job", { name: entry("nap"), kwargs: { ms: 30_000 } })) as { id: string };
+    await page.goto(`${base}/?p=job&id=${running.id}`);
+    await page.getByRole("heading", { level: 1, name: /^Job nap/ }).waitFor();
+    expect(await page.getByRole("button", { name: "Cancel job" }).count()).toBe(0);
+    await h.call("cancel_job", { ref: running.id });
+    await page.close();
+  });
+
+  it("signs out: the refresh token is revoked and forgotten, and the login view shows", async () => {
+    const page = await browser.newPage();
+    await page.goto(base + "/?p=jobs");
+    await signIn(page, "root", "root password");
+    await page.getByRole("heading", { level: 1, name: "Jobs" }).waitFor();
+    const token = await page.evaluate(() => localStorage.getItem("jobhouse.refresh_token"));
+    await page.getByRole("button", { name: "Sign out" }).click();
+    await page.getByRole("heading", { level: 1, name: "Sign in" }).waitFor();
+    expect(await page.evaluate(() => localStorage.getItem("jobhouse.refresh_token"))).toBeNull();
+    expect((await h.http("POST", "/api/v0/auth/refresh", { refresh_token: token })).status).toBe(401);
+    await page.close();
+  });
+});
