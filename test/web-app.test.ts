@@ -82,7 +82,7 @@ async function heading(page: Page): Promise<string> {
     await page.goto(`${base}/?p=job&id=${sales.id}`);
     await page.locator(".graph-node").first().waitFor();
     expect(await heading(page)).toBe(`Job sales #${sales.id}`);
-    const nodes = await page.locator(".graph-node").evaluateAll((els) => els.map((el) => [el.getAttribute("data-node-id"), el.getAttribute("data-status")]));
+    const nodes = await page.locator(".graph-node").evaluateAll((els) => els.map((el) => [el.getAttribute("data-node-id"), el.getAttribute("data-status")] as const));
     expect(new Map(nodes)).toEqual(new Map(sales.tasks.map((t) => [t.id, t.status])));
     // Edges follow depends_on: report waits for both aggregations.
     expect(await page.locator(".react-flow__edge").count()).toBe(sales.tasks.reduce((n, t) => n + t.depends_on.length, 0));

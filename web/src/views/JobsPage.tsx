@@ -12,6 +12,7 @@ import { Time, useNow } from "../components/Time.js";
 import { formatDuration, spanMs } from "../lib/format.js";
 import { hrefFor } from "../lib/route.js";
 
+const PAGE_SIZES = [50, 100, 500];
 const SINCE: [label: string, ms: number | null][] = [
   ["Any time", null],
   ["Last hour", 3_600_000],
@@ -25,9 +26,10 @@ export function JobsPage() {
   const [sinceMs, setSinceMs] = useState<number | null>(null);
   // The bound moves only when the filter is chosen, so the query's key stays put between polls.
   const [since, setSince] = useState<string | null>(null);
+  const [limit, setLimit] = useState(50);
   const pager = usePager();
   const now = useNow();
-  const path = "/jobs" + queryString({ status, name: name.trim(), since, limit: 50, cursor: pager.cursor });
+  const path = "/jobs" + queryString({ status, name: name.trim(), since, limit, cursor: pager.cursor });
   const jobs = useApiQuery<PageOf<JobView>>(path);
   const filtered = status !== "" || name.trim() !== "" || since !== null;
 
@@ -66,6 +68,16 @@ export function JobsPage() {
             {SINCE.map(([label, ms]) => (
               <option key={label} value={ms ?? ""}>
                 {label}
+              </option>
+            ))}
+          </select>
+        </label>
+        <label>
+          Rows per page
+          <select value={limit} onChange={(e) => (setLimit(Number(e.target.value)), pager.reset())}>
+            {PAGE_SIZES.map((n) => (
+              <option key={n} value={n}>
+                {n}
               </option>
             ))}
           </select>
