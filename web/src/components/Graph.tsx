@@ -55,16 +55,22 @@ export function GraphView({ nodes, edges, direction, label }: { nodes: GraphNode
   const shape = nodes.map((n) => n.id).join(",") + "|" + edges.map((e) => `${e.source}>${e.target}`).join(",");
   // Keyed by the shape string: a poll that only changed statuses keeps the positions.
   const positions = useMemo(() => layoutGraph(nodes.map((n) => n.id), edges, direction), [shape, direction]);
-  const flowNodes: Node<LabelData>[] = nodes.map((node) => ({
-    id: node.id,
-    type: "label",
-    position: positions.get(node.id) ?? { x: 0, y: 0 },
-    data: { node, direction },
-    draggable: false,
-    connectable: false,
-    selectable: false,
-  }));
-  const flowEdges: Edge[] = edges.map((edge) => ({ id: `${edge.source}>${edge.target}`, source: edge.source, target: edge.target }));
+  // What a node shows: a poll that changed nothing hands React Flow the same arrays (no re-render).
+  const content = nodes.map((n) => `${n.id}:${n.status ?? ""}:${n.detail ?? ""}:${n.label}`).join("\n");
+  const flowNodes: Node<LabelData>[] = useMemo(
+    () =>
+      nodes.map((node) => ({
+        id: node.id,
+        type: "label",
+        position: positions.get(node.id) ?? { x: 0, y: 0 },
+        data: { node, direction },
+        draggable: false,
+        connectable: false,
+        selectable: false,
+      })),
+    [content, positions],
+  );
+  const flowEdges: Edge[] = useMemo(() => edges.map((edge) => ({ id: `${edge.source}>${edge.target}`, source: edge.source, target: edge.target })), [shape]);
   return (
     <figure className="graph" aria-label={label}>
       <ReactFlow

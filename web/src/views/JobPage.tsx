@@ -1,8 +1,8 @@
 // ?p=job&id=…: one run: its status and duration, the task graph with live statuses, a timeline of
 // attempts, the task table, the error, and (for admins) cancel.
 
-import { useState } from "react";
-import type { JobDetail, JobView } from "../../../src/models/index.js";
+import { memo, useState } from "react";
+import type { JobDetail, JobTaskView, JobView } from "../../../src/models/index.js";
 import { TERMINAL_JOB_STATUSES } from "../../../src/models/status-names.js";
 import { useIsAdmin } from "../api/context.js";
 import { useApiMutation, useApiQuery } from "../api/queries.js";
@@ -10,14 +10,12 @@ import { GraphView } from "../components/Graph.js";
 import { Link } from "../components/Link.js";
 import { Empty, ErrorState, Loading, MutationError } from "../components/States.js";
 import { Status } from "../components/Status.js";
-import { Time, useNow } from "../components/Time.js";
+import { Elapsed, Time } from "../components/Time.js";
 import { Timeline } from "../components/Timeline.js";
-import { formatDuration, spanMs } from "../lib/format.js";
 import { hrefFor } from "../lib/route.js";
 
 export function JobPage({ id }: { id: string | null }) {
   const job = useApiQuery<JobDetail>(id ? `/jobs/${encodeURIComponent(id)}` : null);
-  const now = useNow();
   if (!id) return <Missing />;
   if (job.isPending) return <Loading what="the job" />;
   if (job.isError && !job.data) return <ErrorState error={job.error} what="job" />;
@@ -36,7 +34,9 @@ export function JobPage({ id }: { id: string | null }) {
       </header>
       <dl className="facts">
         <dt>Duration</dt>
-        <dd>{formatDuration(spanMs(detail.started_at, detail.completed_at, now))}</dd>
+        <dd>
+          <Elapsed start={detail.started_at} end={detail.completed_at} />
+        </dd>
         <dt>Created</dt>
         <dd>
           <Time iso={detail.created_at} />
@@ -107,21 +107,7 @@ export function JobPage({ id }: { id: string | null }) {
             </thead>
             <tbody>
               {detail.tasks.map((task) => (
-                <tr key={task.id}>
-                  <td>
-                    <Link href={hrefFor("task", { id: task.id })}>{task.name}</Link>
-                    <span className="id">#{task.id}</span>
-                  </td>
-                  <td>
-                    <Status value={task.status} />
-                  </td>
-                  <td className="num">{task.attempt}</td>
-                  <td>
-                    <Time iso={task.started_at} />
-                  </td>
-                  <td className="num">{formatDuration(spanMs(task.started_at, task.completed_at, now))}</td>
-                  <td className="clip">{task.error ?? ""}</td>
-                </tr>
+                <TaskRow key={task.id} task={task} />
               ))}
             </tbody>
           </table>
@@ -130,6 +116,29 @@ export function JobPage({ id }: { id: string | null }) {
     </section>
   );
 }
+
+/** One row of the task table; a poll that left the task unchanged leaves the row alone. */
+const TaskRow = memo(function TaskRow({ task }: { task: JobTaskView }) {
+  return (
+    <tr>
+      <td>
+        <Link href={hrefFor("task", { id: task.id })}>{task.name}</Link>
+        <span className="id">#{task.id}</span>
+      </td>
+      <td>
+        <Status value={task.status} />
+      </td>
+      <td className="num">{task.attempt}</td>
+      <td>
+        <Time iso={task.started_at} />
+      </td>
+      <td className="num">
+        <Elapsed start={task.started_at} end={task.completed_at} />
+      </td>
+      <td className="clip">{task.error ?? ""}</td>
+    </tr>
+  );
+});
 
 function Missing() {
   return (

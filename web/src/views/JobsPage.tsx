@@ -8,8 +8,7 @@ import { Link } from "../components/Link.js";
 import { Pager, usePager } from "../components/Pager.js";
 import { Empty, ErrorState, Loading } from "../components/States.js";
 import { Status } from "../components/Status.js";
-import { Time, useNow } from "../components/Time.js";
-import { formatDuration, spanMs } from "../lib/format.js";
+import { Elapsed, Time } from "../components/Time.js";
 import { hrefFor } from "../lib/route.js";
 
 const PAGE_SIZES = [50, 100, 500];
@@ -28,7 +27,6 @@ export function JobsPage() {
   const [since, setSince] = useState<string | null>(null);
   const [limit, setLimit] = useState(50);
   const pager = usePager();
-  const now = useNow();
   const path = "/jobs" + queryString({ status, name: name.trim(), since, limit, cursor: pager.cursor });
   const jobs = useApiQuery<PageOf<JobView>>(path);
   const filtered = status !== "" || name.trim() !== "" || since !== null;
@@ -125,7 +123,9 @@ export function JobsPage() {
                     <td>
                       <Time iso={job.created_at} />
                     </td>
-                    <td className="num">{formatDuration(spanMs(job.started_at, job.completed_at, now))}</td>
+                    <td className="num">
+                      <Elapsed start={job.started_at} end={job.completed_at} />
+                    </td>
                     <td>{job.run_type.toLowerCase()}</td>
                   </tr>
                 ))}

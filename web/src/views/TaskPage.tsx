@@ -7,14 +7,13 @@ import { useApiQuery } from "../api/queries.js";
 import { Link } from "../components/Link.js";
 import { Empty, ErrorState, Loading } from "../components/States.js";
 import { Status } from "../components/Status.js";
-import { Time, useNow } from "../components/Time.js";
-import { formatBytes, formatDuration, spanMs } from "../lib/format.js";
+import { Elapsed, Time } from "../components/Time.js";
+import { formatBytes } from "../lib/format.js";
 import { hrefFor } from "../lib/route.js";
 import { ResultRef } from "./JobPage.js";
 
 export function TaskPage({ id }: { id: string | null }) {
   const task = useApiQuery<TaskDetail>(id ? `/tasks/${encodeURIComponent(id)}` : null);
-  const now = useNow();
   const [attempt, setAttempt] = useState<number | null>(null);
   if (!id) {
     return (
@@ -51,7 +50,9 @@ export function TaskPage({ id }: { id: string | null }) {
           {t.attempt} of at most {t.max_attempts}
         </dd>
         <dt>Duration</dt>
-        <dd>{formatDuration(spanMs(t.started_at, t.completed_at, now))}</dd>
+        <dd>
+          <Elapsed start={t.started_at} end={t.completed_at} />
+        </dd>
         <dt>Created</dt>
         <dd>
           <Time iso={t.created_at} />
