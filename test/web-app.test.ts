@@ -126,10 +126,16 @@ async function heading(page: Page): Promise<string> {
   it("runs a registered job now with arguments checked before they are sent", async () => {
     await page.goto(base + "/?p=registered");
     await page.getByRole("button", { name: "Run sales now" }).click();
-    const editor = page.getByLabel(/^Arguments/);
+    const editor = page.getByLabel(/^Arguments \(JSON object/);
     await editor.fill("[1, 2]");
     await page.getByText("must be a JSON object").waitFor();
+    await shoot(page, "registered-run-now");
     expect(await page.getByRole("button", { name: "Start run of sales" }).isDisabled()).toBe(true);
+    // The job's own schema (top: an integer from 1 to 12) is checked before sending, field by field.
+    await editor.fill('{"top": 99}');
+    await page.getByText('"top" must be at most 12').waitFor();
+    expect(await page.getByRole("button", { name: "Start run of sales" }).isDisabled()).toBe(true);
+    expect(await page.getByRole("table", { name: "Arguments of the job" }).getByRole("row").count()).toBe(3);
     await editor.fill('{"top": 2}');
     await page.getByRole("button", { name: "Start run of sales" }).click();
     await page.getByRole("heading", { level: 1, name: /^Job sales #/ }).waitFor();

@@ -9,6 +9,7 @@ import { wireBuiltins } from "./builtins.js";
 import { remotePlane } from "./data-plane.js";
 import type { TaskContext } from "./definitions.js";
 import { type Execution, executions, scheduleTask } from "./execution.js";
+import { kwargsJsonSchema } from "./kwargs-schema.js";
 import { configureJobRoots, importsAttempted, loadedVersion, resolveJob, resolveTask, validateKwargs } from "./loader.js";
 import { toStoredJson } from "./references.js";
 import { reviveObjects } from "./revive.js";
@@ -96,7 +97,8 @@ async function inspect(request: InspectRequest): Promise<void> {
     loaded = true;
     const kwargs = request.kwargs === undefined ? undefined : validateKwargs(definition, request.kwargs, request.partial);
     const { retries, backoff_s, timeout_s } = definition.options;
-    post({ type: "inspected", ok: true, loaded, job: { name: definition.name, options: { retries, backoff_s, timeout_s }, kwargs, codeVersion: loadedVersion(request.entrypoint) } });
+    const kwargsSchema = kwargsJsonSchema(definition.options.schema);
+    post({ type: "inspected", ok: true, loaded, job: { name: definition.name, options: { retries, backoff_s, timeout_s }, kwargs, codeVersion: loadedVersion(request.entrypoint), kwargsSchema } });
   } catch (error) {
     // Refused before anything was imported (a confinement rule, a missing file): the thread is as it was.
     post({ type: "inspected", ok: false, loaded: loaded || importsAttempted() === importsBefore, error: toErrorData(error) });

@@ -75,6 +75,8 @@ export interface InspectedJob {
   kwargs?: Record<string, unknown>;
   /** The hash of the job's module and the local files it imports, as loaded; null for a package. */
   codeVersion: string | null;
+  /** JSON Schema of the job's kwargs (input side), when it declares a schema JSON Schema can express. */
+  kwargsSchema: object | null;
 }
 
 export interface InspectOutcome {

@@ -100,6 +100,10 @@ export const RegisteredJobView = z.object({
   preservation_mode: PreservationMode.nullable(),
   next_run_at: NullableTimestamp,
   created_at: Timestamp,
+  kwargs_schema: z
+    .record(z.string(), z.unknown())
+    .nullable()
+    .describe("JSON Schema of the job's kwargs, from the job's own schema when it was registered; null when it declares none"),
 });
 export type RegisteredJobView = z.infer<typeof RegisteredJobView>;
 

@@ -81,6 +81,7 @@ export function toRegisteredJobView(row: RegisteredJobRow): RegisteredJobView {
     preservation_mode: row.preservation_mode as RegisteredJobView["preservation_mode"],
     next_run_at: toIso(row.next_run_at),
     created_at: iso(row.created_at),
+    kwargs_schema: parseJson(row.kwargs_schema, null),
   };
 }
 

@@ -7,6 +7,7 @@ import * as dataLineage from "./migrations/002-data-lineage.js";
 import * as authChains from "./migrations/003-auth-chains.js";
 import * as objectNameLocks from "./migrations/004-object-name-locks.js";
 import * as jobCodeVersion from "./migrations/005-job-code-version.js";
+import * as registeredKwargsSchema from "./migrations/006-registered-kwargs-schema.js";
 
 const MIGRATIONS: Record<string, Migration> = {
   "001-initial": initial,
@@ -14,6 +15,7 @@ const MIGRATIONS: Record<string, Migration> = {
   "003-auth-chains": authChains,
   "004-object-name-locks": objectNameLocks,
   "005-job-code-version": jobCodeVersion,
+  "006-registered-kwargs-schema": registeredKwargsSchema,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => MIGRATIONS };

@@ -14,6 +14,7 @@ export interface NewRegisteredJob {
   preservationMode: string | null;
   nextRunAtMs: number | null;
   nowMs: number;
+  kwargsSchema: object | null;
 }
 
 /** Inserts a registration; throws the database's unique violation when the name exists. */
@@ -31,6 +32,7 @@ export async function insertRegisteredJob(db: Store, r: NewRegisteredJob): Promi
       next_run_at: r.nextRunAtMs,
       created_at: r.nowMs,
       updated_at: r.nowMs,
+      kwargs_schema: r.kwargsSchema === null ? null : JSON.stringify(r.kwargsSchema),
     })
     .execute();
 }

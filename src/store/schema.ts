@@ -86,6 +86,8 @@ export interface RegisteredJobsTable {
   next_run_at: NullableBig;
   created_at: Big;
   updated_at: Big;
+  /** JSON Schema of the kwargs (006); null when the job declares no schema. */
+  kwargs_schema: string | null;
 }
 
 export interface UsersTable {

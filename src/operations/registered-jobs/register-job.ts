@@ -46,6 +46,7 @@ export const registerJob = defineOperation({
         preservationMode: request.preservation_mode,
         nextRunAtMs: nextRunAt,
         nowMs: now,
+        kwargsSchema: definition.kwargsSchema,
       });
     } catch (error) {
       // Two registrations raced past the check above; the database picked one.

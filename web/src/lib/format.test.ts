@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { describeCron } from "./cron.js";
 import { formatBytes, formatDuration, relativeTime, spanMs } from "./format.js";
-import { parseKwargs } from "./kwargs.js";
+import { type KwargsJsonSchema, parseKwargs, schemaProblems } from "./kwargs.js";
 import { hrefFor, parseRoute } from "./route.js";
 import { safeNext } from "../views/safe-next.js";
 
@@ -98,5 +98,26 @@ describe("routes", () => {
     expect(safeNext("https://evil.example/")).toBe("/?p=jobs");
     expect(safeNext("//evil.example/?p=jobs")).toBe("/?p=jobs");
     expect(safeNext(null)).toBe("/?p=jobs");
+  });
+});
+
+describe("the run-now arguments against the job's schema", () => {
+  const schema: KwargsJsonSchema = {
+    properties: { limit: { type: "integer", minimum: 10, maximum: 100 }, mode: { enum: ["fast", "slow"] }, file: { type: "string" } },
+    required: ["file"],
+    additionalProperties: false,
+  };
+  it("accepts what fits, counting the registered defaults toward required fields", () => {
+    expect(schemaProblems({ limit: 20 }, schema, { file: "a.csv" })).toEqual([]);
+    expect(schemaProblems({}, null, {})).toEqual([]);
+  });
+  it("names every field the job would refuse", () => {
+    expect(schemaProblems({ limit: 2.5, mode: "medium", extra: 1 }, schema, {})).toEqual([
+      '"file" is required',
+      '"limit" must be an integer',
+      '"mode" must be one of "fast", "slow"',
+      '"extra" is not an argument of this job',
+    ]);
+    expect(schemaProblems({ limit: 500, file: 3 }, schema, {})).toEqual(['"limit" must be at most 100', '"file" must be a string']);
   });
 });

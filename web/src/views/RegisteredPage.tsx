@@ -10,7 +10,7 @@ import { Empty, ErrorState, Loading, MutationError } from "../components/States.
 import { Status } from "../components/Status.js";
 import { Time } from "../components/Time.js";
 import { describeCron } from "../lib/cron.js";
-import { parseKwargs } from "../lib/kwargs.js";
+import { type KwargsJsonSchema, parseKwargs, schemaProblems } from "../lib/kwargs.js";
 import { hrefFor, navigate } from "../lib/route.js";
 
 export function RegisteredPage() {
@@ -128,13 +128,15 @@ function RegisteredRow({ job, isAdmin, editing, toggling, onRun, onToggle }: Row
 function RunNow({ job }: { job: RegisteredJobView }) {
   const [text, setText] = useState(() => JSON.stringify(job.defaults, null, 2));
   const parsed = parseKwargs(text);
+  const schema = job.kwargs_schema as KwargsJsonSchema | null;
+  const problems = parsed.ok ? schemaProblems(parsed.value, schema, job.defaults) : [parsed.problem];
   const run = useApiMutation<Record<string, unknown>, JobView>("POST", () => "/jobs:run", (kwargs) => ({ name: job.name, kwargs }));
   return (
     <form
       className="run-now"
       onSubmit={(e) => {
         e.preventDefault();
-        if (parsed.ok) run.mutate(parsed.value, { onSuccess: (created) => navigate(hrefFor("job", { id: created.id })) });
+        if (parsed.ok && problems.length === 0) run.mutate(parsed.value, { onSuccess: (created) => navigate(hrefFor("job", { id: created.id })) });
       }}
     >
       <label htmlFor={`kwargs-${job.name}`}>Arguments (JSON object; the registered defaults are merged under them)</label>
@@ -147,13 +149,56 @@ function RunNow({ job }: { job: RegisteredJobView }) {
         aria-describedby={`kwargs-${job.name}-problem`}
         onChange={(e) => setText(e.target.value)}
       />
-      <p id={`kwargs-${job.name}-problem`} className={parsed.ok ? "muted" : "inline-error"} role={parsed.ok ? undefined : "alert"}>
-        {parsed.ok ? "Valid JSON." : parsed.problem}
-      </p>
-      <button type="submit" disabled={!parsed.ok || run.isPending}>
+      <div id={`kwargs-${job.name}-problem`}>
+        {problems.length === 0 ? (
+          <p className="muted">{schema ? "Fits the job's schema." : "Valid JSON (the job declares no schema)."}</p>
+        ) : (
+          <ul className="inline-error" role="alert">
+            {problems.map((problem) => (
+              <li key={problem}>{problem}</li>
+            ))}
+          </ul>
+        )}
+      </div>
+      {schema?.properties ? <SchemaFields schema={schema} /> : null}
+      <button type="submit" disabled={problems.length > 0 || run.isPending}>
         Start run of {job.name}
       </button>
       <MutationError error={run.error} />
     </form>
+  );
+}
+
+/** The job's arguments as its schema declares them: name, type, whether required, default. */
+function SchemaFields({ schema }: { schema: KwargsJsonSchema }) {
+  const required = new Set(schema.required ?? []);
+  return (
+    <table className="schema-fields" aria-label="Arguments of the job">
+      <thead>
+        <tr>
+          <th scope="col">Argument</th>
+          <th scope="col">Type</th>
+          <th scope="col">Required</th>
+          <th scope="col">Default</th>
+        </tr>
+      </thead>
+      <tbody>
+        {Object.entries(schema.properties ?? {}).map(([name, property]) => (
+          <tr key={name}>
+            <td>
+              <code>{name}</code>
+              {property.description ? <span className="muted"> {property.description}</span> : null}
+            </td>
+            <td>
+              {property.enum ? property.enum.map((c) => JSON.stringify(c)).join(" | ") : [property.type ?? "any"].flat().join(" | ")}
+              {property.minimum !== undefined ? `, ≥ ${property.minimum}` : ""}
+              {property.maximum !== undefined ? `, ≤ ${property.maximum}` : ""}
+            </td>
+            <td>{required.has(name) ? "yes" : "no"}</td>
+            <td>{property.default !== undefined ? <code>{JSON.stringify(property.default)}</code> : <span className="muted">—</span>}</td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
   );
 }

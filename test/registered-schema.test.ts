@@ -1,0 +1,37 @@
+// A registered job carries the JSON Schema of its kwargs (from the job's own zod schema, input side),
+// so a client can build or check the arguments of a run without loading the module.
+
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { forEachBackend } from "./support/backends.js";
+import { entry } from "./support/engine.js";
+import { type Harness, startHarness } from "./support/harness.js";
+
+forEachBackend("registered jobs' kwargs schema", (backend) => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await startHarness(backend);
+  });
+  afterAll(() => h?.close());
+
+  it("is the job's schema as JSON Schema, on the view and in the list", async () => {
+    const view = (await h.call("register_job", { entrypoint: entry("typed"), name: "typed_schema" })) as { kwargs_schema: Record<string, unknown> };
+    expect(view.kwargs_schema).toMatchObject({
+      type: "object",
+      properties: { n: { type: "integer", minimum: 0 }, label: { type: "string" } },
+      required: ["n"],
+    });
+    const listed = await h.http("GET", "/api/v0/registered-jobs?name=typed_schema");
+    expect((listed.body as { items: { kwargs_schema: unknown }[] }).items[0]!.kwargs_schema).toEqual(view.kwargs_schema);
+  });
+
+  it("is null for a job that declares no schema", async () => {
+    const view = (await h.call("register_job", { entrypoint: entry("hello"), name: "hello_schema" })) as { kwargs_schema: unknown };
+    expect(view.kwargs_schema).toBeNull();
+  });
+
+  it("describes defaults as optional input (what a caller sends)", async () => {
+    const view = (await h.call("register_job", { entrypoint: "examples/primes.ts:countPrimes", name: "primes_schema" })) as { kwargs_schema: { required?: string[]; properties: Record<string, { default?: unknown }> } };
+    expect(view.kwargs_schema.required ?? []).toEqual([]);
+    expect(view.kwargs_schema.properties.limit).toMatchObject({ type: "integer", default: 200_000 });
+  });
+});
