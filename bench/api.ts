@@ -12,10 +12,10 @@ import { openService } from "../src/app/context.js";
 import { WEB_ROOT } from "../src/app/local-start.js";
 import { loadConfig } from "../src/core/config.js";
 import { createLogger } from "../src/core/log.js";
-import { startRun } from "../src/engine/start-run.js";
 import { SYNTHETIC_ADMIN, invoke, operationByName, operations } from "../src/operations/index.js";
 import { ResultCache } from "../src/operations/result-cache.js";
 import { buildHttpApp } from "../src/surfaces/rest/app.js";
+import { seedPendingJobs } from "./seed.js";
 
 const args = new Map(process.argv.slice(2).map((a, i, all) => [a, all[i + 1]]));
 const RUNS = Number(args.get("--runs") ?? 3);
@@ -46,16 +46,7 @@ async function main() {
   const home = mkdtempSync(join(tmpdir(), "jobhouse-bench-"));
   const service = await openService(loadConfig({ SERVICE_HOME: home }), { log: createLogger("error") });
   await invoke(operationByName.get("setup")!, {}, { ...service, principal: SYNTHETIC_ADMIN });
-  for (let i = 0; i < JOBS; i++) {
-    await startRun(service.db, service.ids, service.clock, service.config, {
-      name: `job_${i % 20}`,
-      entrypoint: "bench/jobs.ts:noop",
-      kwargs: { i },
-      runType: "MANUAL",
-      preservationMode: "NONE",
-      registeredName: null,
-    });
-  }
+  await seedPendingJobs(service, JOBS);
   const app = await buildHttpApp(service, operations, { webRoot: WEB_ROOT });
   await app.listen({ host: "127.0.0.1", port: 0 });
   const appUrl = `http://127.0.0.1:${(app.server.address() as { port: number }).port}/api/v0/jobs?limit=50`;

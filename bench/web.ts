@@ -13,10 +13,10 @@ import { openService } from "../src/app/context.js";
 import { WEB_ROOT } from "../src/app/local-start.js";
 import { loadConfig } from "../src/core/config.js";
 import { createLogger } from "../src/core/log.js";
-import { startRun } from "../src/engine/start-run.js";
 import type { JobDetail } from "../src/models/jobs.js";
 import { SYNTHETIC_ADMIN, invoke, operationByName, operations } from "../src/operations/index.js";
 import { buildHttpApp } from "../src/surfaces/rest/app.js";
+import { seedPendingJobs } from "./seed.js";
 
 const args = new Map(process.argv.slice(2).map((a, i, all) => [a, all[i + 1]]));
 const RUNS = Number(args.get("--runs") ?? 3);
@@ -77,16 +77,7 @@ async function main() {
     await new Promise((r) => setTimeout(r, 200));
   }
   await engine.stop();
-  for (let i = 0; i < JOBS; i++) {
-    await startRun(service.db, service.ids, service.clock, service.config, {
-      name: `job_${i % 20}`,
-      entrypoint: "bench/jobs.ts:noop",
-      kwargs: { i },
-      runType: "MANUAL",
-      preservationMode: "NONE",
-      registeredName: null,
-    });
-  }
+  await seedPendingJobs(service, JOBS);
   const app = await buildHttpApp(service, operations, { webRoot: WEB_ROOT });
   await app.listen({ host: "127.0.0.1", port: 0 });
   const address = app.server.address();

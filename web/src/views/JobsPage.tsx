@@ -4,6 +4,7 @@ import { useState } from "react";
 import type { JobView, PageOf } from "../../../src/models/index.js";
 import { JOB_STATUSES } from "../../../src/models/status-names.js";
 import { queryString, useApiQuery } from "../api/queries.js";
+import { Choice } from "../components/Choice.js";
 import { Link } from "../components/Link.js";
 import { Pager, usePager } from "../components/Pager.js";
 import { Empty, ErrorState, Loading } from "../components/States.js";
@@ -37,17 +38,7 @@ export function JobsPage() {
         <h1>Jobs</h1>
       </header>
       <form className="filters" role="search" aria-label="Filter jobs" onSubmit={(e) => e.preventDefault()}>
-        <label>
-          Status
-          <select value={status} onChange={(e) => (setStatus(e.target.value), pager.reset())}>
-            <option value="">Any status</option>
-            {JOB_STATUSES.map((s) => (
-              <option key={s} value={s}>
-                {s}
-              </option>
-            ))}
-          </select>
-        </label>
+        <Choice label="Status" value={status} anyLabel="Any status" choices={JOB_STATUSES} onChange={(v) => (setStatus(v), pager.reset())} />
         <label>
           Name
           <input type="search" value={name} placeholder="exact job name" onChange={(e) => (setName(e.target.value), pager.reset())} />

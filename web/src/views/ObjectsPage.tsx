@@ -3,6 +3,7 @@
 import { useState } from "react";
 import type { ObjectView, PageOf } from "../../../src/models/index.js";
 import { queryString, useApiQuery } from "../api/queries.js";
+import { Choice } from "../components/Choice.js";
 import { Link } from "../components/Link.js";
 import { Pager, usePager } from "../components/Pager.js";
 import { Empty, ErrorState, Loading } from "../components/States.js";
@@ -29,17 +30,7 @@ export function ObjectsPage() {
           Name prefix
           <input type="search" value={prefix} onChange={(e) => (setPrefix(e.target.value), pager.reset())} />
         </label>
-        <label>
-          Scope
-          <select value={scope} onChange={(e) => (setScope(e.target.value), pager.reset())}>
-            <option value="">Any scope</option>
-            {SCOPES.map((s) => (
-              <option key={s} value={s}>
-                {s}
-              </option>
-            ))}
-          </select>
-        </label>
+        <Choice label="Scope" value={scope} anyLabel="Any scope" choices={SCOPES} onChange={(v) => (setScope(v), pager.reset())} />
       </form>
       {objects.isPending ? (
         <Loading what="objects" />

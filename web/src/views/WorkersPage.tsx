@@ -5,6 +5,7 @@ import { useState } from "react";
 import type { PageOf, WorkerView } from "../../../src/models/index.js";
 import { useIsAdmin, useSession } from "../api/context.js";
 import { queryString, useApiMutation, useApiQuery } from "../api/queries.js";
+import { Choice } from "../components/Choice.js";
 import { Pager, usePager } from "../components/Pager.js";
 import { Empty, ErrorState, Loading, MutationError } from "../components/States.js";
 import { Status } from "../components/Status.js";
@@ -38,17 +39,7 @@ export function WorkersPage() {
       </header>
       {mode === "local" ? <p className="muted">Local mode: the server runs its workers itself.</p> : null}
       <form className="filters" aria-label="Filter workers" onSubmit={(e) => e.preventDefault()}>
-        <label>
-          Status
-          <select value={status} onChange={(e) => (setStatus(e.target.value), pager.reset())}>
-            <option value="">Any status</option>
-            {STATUSES.map((s) => (
-              <option key={s} value={s}>
-                {s}
-              </option>
-            ))}
-          </select>
-        </label>
+        <Choice label="Status" value={status} anyLabel="Any status" choices={STATUSES} onChange={(v) => (setStatus(v), pager.reset())} />
       </form>
       <MutationError error={stop.error} />
       {workers.isPending ? (
