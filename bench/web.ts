@@ -7,7 +7,7 @@ import { mkdtempSync, readdirSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { gzipSync } from "node:zlib";
-import { type Page, chromium } from "playwright-core";
+import type { Page } from "playwright-core";
 import { startEngine } from "../src/app/engine-runtime.js";
 import { openService } from "../src/app/context.js";
 import { WEB_ROOT } from "../src/app/local-start.js";
@@ -16,6 +16,7 @@ import { createLogger } from "../src/core/log.js";
 import type { JobDetail } from "../src/models/jobs.js";
 import { SYNTHETIC_ADMIN, invoke, operationByName, operations } from "../src/operations/index.js";
 import { buildHttpApp } from "../src/surfaces/rest/app.js";
+import { launchBrowser } from "../test/support/browser.js";
 import { seedPendingJobs } from "./seed.js";
 
 const args = new Map(process.argv.slice(2).map((a, i, all) => [a, all[i + 1]]));
@@ -82,10 +83,7 @@ async function main() {
   await app.listen({ host: "127.0.0.1", port: 0 });
   const address = app.server.address();
   const base = `http://127.0.0.1:${typeof address === "object" && address ? address.port : 0}`;
-  const browser = await chromium.launch({
-    executablePath: "/usr/bin/chromium",
-    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
-  });
+  const browser = await launchBrowser();
 
   const load = initialLoadBytes();
   console.log(`initial load: ${(load.raw / 1024).toFixed(0)} KiB raw, ${(load.gzip / 1024).toFixed(1)} KiB gzip`);

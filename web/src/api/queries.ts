@@ -3,6 +3,7 @@
 
 import { QueryClient, keepPreviousData, useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { ApiError } from "./client.js";
+import { type Params, searchOf } from "../lib/route.js";
 import { useSession } from "./context.js";
 
 export const POLL_MS = 2000;
@@ -42,12 +43,8 @@ export function useApiMutation<TInput, TOutput = unknown>(method: string, path: 
   });
 }
 
-/** `?a=1&b=x` from the parameters that are set. */
-export function queryString(params: Record<string, string | number | boolean | null | undefined>): string {
-  const search = new URLSearchParams();
-  for (const [key, value] of Object.entries(params)) {
-    if (value !== null && value !== undefined && value !== "") search.set(key, String(value));
-  }
-  const text = search.toString();
+/** `?a=1&b=x` from the parameters that are set; "" when none is. */
+export function queryString(params: Params): string {
+  const text = searchOf(params);
   return text === "" ? "" : `?${text}`;
 }

@@ -3,7 +3,7 @@
 import { useEffect, useState } from "react";
 import { exactTime, formatDuration, relativeTime, spanMs } from "../lib/format.js";
 
-let listeners = new Set<(now: number) => void>();
+const listeners = new Set<(now: number) => void>();
 let timer: ReturnType<typeof setInterval> | null = null;
 
 /**
@@ -25,7 +25,6 @@ export function useNow(stepMs = 1000): number {
       if (listeners.size === 0 && timer !== null) {
         clearInterval(timer);
         timer = null;
-        listeners = new Set();
       }
     };
   }, [stepMs]);

@@ -18,13 +18,20 @@ export function parseRoute(search: string): Route {
   return { view: (VIEWS as readonly string[]).includes(p) ? (p as ViewName) : null, params };
 }
 
-/** `?p=job&id=1`: the link to a view; empty parameters are left out. */
-export function hrefFor(view: ViewName, params: Record<string, string | number | null | undefined> = {}): string {
-  const search = new URLSearchParams({ p: view });
+export type Params = Record<string, string | number | boolean | null | undefined>;
+
+/** The parameters that are set, as a query string without its `?`: null, undefined and "" are left out. */
+export function searchOf(params: Params): string {
+  const search = new URLSearchParams();
   for (const [key, value] of Object.entries(params)) {
     if (value !== null && value !== undefined && value !== "") search.set(key, String(value));
   }
-  return `/?${search.toString()}`;
+  return search.toString();
+}
+
+/** `?p=job&id=1`: the link to a view; empty parameters are left out. */
+export function hrefFor(view: ViewName, params: Params = {}): string {
+  return `/?${searchOf({ p: view, ...params })}`;
 }
 
 const CHANGE = "jobhouse:navigate";

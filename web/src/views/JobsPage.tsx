@@ -6,8 +6,9 @@ import { JOB_STATUSES } from "../../../src/models/status-names.js";
 import { queryString, useApiQuery } from "../api/queries.js";
 import { Choice } from "../components/Choice.js";
 import { Link } from "../components/Link.js";
-import { Pager, usePager } from "../components/Pager.js";
-import { Empty, ErrorState, Loading } from "../components/States.js";
+import { PagedList } from "../components/PagedList.js";
+import { usePager } from "../components/Pager.js";
+import { Empty } from "../components/States.js";
 import { Status } from "../components/Status.js";
 import { Elapsed, Time } from "../components/Time.js";
 import { hrefFor } from "../lib/route.js";
@@ -72,60 +73,55 @@ export function JobsPage() {
           </select>
         </label>
       </form>
-      {jobs.isPending ? (
-        <Loading what="jobs" />
-      ) : jobs.isError && !jobs.data ? (
-        <ErrorState error={jobs.error} what="jobs" />
-      ) : jobs.data.items.length === 0 ? (
-        <Empty title={filtered ? "No job matches these filters" : "No jobs yet"}>
-          {filtered ? "Clear a filter to see more." : (
-            <>
-              Run one with <code>jobhouse run-job examples/primes.ts:primes</code>, or from the <Link href={hrefFor("registered")}>registered jobs</Link>.
-            </>
-          )}
-        </Empty>
-      ) : (
-        <>
-          <div className="table-wrap">
-            <table>
-              <thead>
-                <tr>
-                  <th scope="col">Job</th>
-                  <th scope="col">Status</th>
-                  <th scope="col">Tasks</th>
-                  <th scope="col">Created</th>
-                  <th scope="col">Duration</th>
-                  <th scope="col">Run type</th>
+      <PagedList query={jobs} what="jobs" pager={pager}
+        empty={
+          <Empty title={filtered ? "No job matches these filters" : "No jobs yet"}>
+            {filtered ? "Clear a filter to see more." : (
+              <>
+                Run one with <code>jobhouse run-job examples/primes.ts:countPrimes</code>, or from the <Link href={hrefFor("registered")}>registered jobs</Link>.
+              </>
+            )}
+          </Empty>
+        }
+      >
+        {(items) => (
+          <table>
+            <thead>
+              <tr>
+                <th scope="col">Job</th>
+                <th scope="col">Status</th>
+                <th scope="col">Tasks</th>
+                <th scope="col">Created</th>
+                <th scope="col">Duration</th>
+                <th scope="col">Run type</th>
+              </tr>
+            </thead>
+            <tbody>
+              {items.map((job) => (
+                <tr key={job.id}>
+                  <td>
+                    <Link href={hrefFor("job", { id: job.id })}>{job.name}</Link>
+                    <span className="id">#{job.id}</span>
+                  </td>
+                  <td>
+                    <Status value={job.status} />
+                  </td>
+                  <td className="num">
+                    {job.completed_tasks} / {job.total_tasks}
+                  </td>
+                  <td>
+                    <Time iso={job.created_at} />
+                  </td>
+                  <td className="num">
+                    <Elapsed start={job.started_at} end={job.completed_at} />
+                  </td>
+                  <td>{job.run_type.toLowerCase()}</td>
                 </tr>
-              </thead>
-              <tbody>
-                {jobs.data.items.map((job) => (
-                  <tr key={job.id}>
-                    <td>
-                      <Link href={hrefFor("job", { id: job.id })}>{job.name}</Link>
-                      <span className="id">#{job.id}</span>
-                    </td>
-                    <td>
-                      <Status value={job.status} />
-                    </td>
-                    <td className="num">
-                      {job.completed_tasks} / {job.total_tasks}
-                    </td>
-                    <td>
-                      <Time iso={job.created_at} />
-                    </td>
-                    <td className="num">
-                      <Elapsed start={job.started_at} end={job.completed_at} />
-                    </td>
-                    <td>{job.run_type.toLowerCase()}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
-          <Pager pager={pager} nextCursor={jobs.data.next_cursor} total={jobs.data.total} shown={jobs.data.items.length} />
-        </>
-      )}
+              ))}
+            </tbody>
+          </table>
+        )}
+      </PagedList>
     </section>
   );
 }

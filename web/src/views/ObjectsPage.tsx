@@ -5,8 +5,9 @@ import type { ObjectView, PageOf } from "../../../src/models/index.js";
 import { queryString, useApiQuery } from "../api/queries.js";
 import { Choice } from "../components/Choice.js";
 import { Link } from "../components/Link.js";
-import { Pager, usePager } from "../components/Pager.js";
-import { Empty, ErrorState, Loading } from "../components/States.js";
+import { PagedList } from "../components/PagedList.js";
+import { usePager } from "../components/Pager.js";
+import { Empty } from "../components/States.js";
 import { Time } from "../components/Time.js";
 import { formatBytes, formatCount } from "../lib/format.js";
 import { hrefFor } from "../lib/route.js";
@@ -32,50 +33,45 @@ export function ObjectsPage() {
         </label>
         <Choice label="Scope" value={scope} anyLabel="Any scope" choices={SCOPES} onChange={(v) => (setScope(v), pager.reset())} />
       </form>
-      {objects.isPending ? (
-        <Loading what="objects" />
-      ) : objects.isError && !objects.data ? (
-        <ErrorState error={objects.error} what="objects" />
-      ) : objects.data.items.length === 0 ? (
-        <Empty title={filtered ? "No object matches these filters" : "No data objects yet"}>
-          {filtered ? "Clear a filter to see more." : "A job makes them with createObject(); the sales example makes several."}
-        </Empty>
-      ) : (
-        <>
-          <div className="table-wrap">
-            <table>
-              <thead>
-                <tr>
-                  <th scope="col">Name</th>
-                  <th scope="col">Scope</th>
-                  <th scope="col">Rows</th>
-                  <th scope="col">Size</th>
-                  <th scope="col">Created</th>
-                  <th scope="col">Job</th>
+      <PagedList query={objects} what="objects" pager={pager}
+        empty={
+          <Empty title={filtered ? "No object matches these filters" : "No data objects yet"}>
+            {filtered ? "Clear a filter to see more." : "A job makes them with createObject(); the sales example makes several."}
+          </Empty>
+        }
+      >
+        {(items) => (
+          <table>
+            <thead>
+              <tr>
+                <th scope="col">Name</th>
+                <th scope="col">Scope</th>
+                <th scope="col">Rows</th>
+                <th scope="col">Size</th>
+                <th scope="col">Created</th>
+                <th scope="col">Job</th>
+              </tr>
+            </thead>
+            <tbody>
+              {items.map((o) => (
+                <tr key={o.table}>
+                  <td>
+                    <Link href={hrefFor("object", { name: o.scope === "global" ? o.name : o.table })}>{o.name}</Link>
+                    {o.table !== o.name ? <span className="id">{o.table}</span> : null}
+                  </td>
+                  <td>{o.scope}</td>
+                  <td className="num">{formatCount(o.row_count)}</td>
+                  <td className="num">{formatBytes(o.size_bytes)}</td>
+                  <td>
+                    <Time iso={o.created_at} />
+                  </td>
+                  <td>{o.job_id ? <Link href={hrefFor("job", { id: o.job_id })}>#{o.job_id}</Link> : <span className="muted">—</span>}</td>
                 </tr>
-              </thead>
-              <tbody>
-                {objects.data.items.map((o) => (
-                  <tr key={o.table}>
-                    <td>
-                      <Link href={hrefFor("object", { name: o.scope === "global" ? o.name : o.table })}>{o.name}</Link>
-                      {o.table !== o.name ? <span className="id">{o.table}</span> : null}
-                    </td>
-                    <td>{o.scope}</td>
-                    <td className="num">{formatCount(o.row_count)}</td>
-                    <td className="num">{formatBytes(o.size_bytes)}</td>
-                    <td>
-                      <Time iso={o.created_at} />
-                    </td>
-                    <td>{o.job_id ? <Link href={hrefFor("job", { id: o.job_id })}>#{o.job_id}</Link> : <span className="muted">—</span>}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
-          <Pager pager={pager} nextCursor={objects.data.next_cursor} total={objects.data.total} shown={objects.data.items.length} />
-        </>
-      )}
+              ))}
+            </tbody>
+          </table>
+        )}
+      </PagedList>
     </section>
   );
 }

@@ -5,8 +5,9 @@ import { useState } from "react";
 import type { JobView, PageOf, RegisteredJobView } from "../../../src/models/index.js";
 import { useIsAdmin } from "../api/context.js";
 import { queryString, useApiMutation, useApiQuery } from "../api/queries.js";
-import { Pager, usePager } from "../components/Pager.js";
-import { Empty, ErrorState, Loading, MutationError } from "../components/States.js";
+import { PagedList } from "../components/PagedList.js";
+import { usePager } from "../components/Pager.js";
+import { Empty, MutationError } from "../components/States.js";
 import { Status } from "../components/Status.js";
 import { Time } from "../components/Time.js";
 import { describeCron } from "../lib/cron.js";
@@ -26,46 +27,41 @@ export function RegisteredPage() {
         <h1>Registered jobs</h1>
       </header>
       <MutationError error={toggle.error} />
-      {list.isPending ? (
-        <Loading what="registered jobs" />
-      ) : list.isError && !list.data ? (
-        <ErrorState error={list.error} what="registered jobs" />
-      ) : list.data.items.length === 0 ? (
-        <Empty title="No registered jobs">
-          Register one with <code>jobhouse register-job examples/sales.ts:salesPipeline --schedule "0 2 * * *"</code>.
-        </Empty>
-      ) : (
-        <>
-          <div className="table-wrap">
-            <table>
-              <thead>
-                <tr>
-                  <th scope="col">Name</th>
-                  <th scope="col">Schedule</th>
-                  <th scope="col">Next run</th>
-                  <th scope="col">State</th>
-                  <th scope="col">Entrypoint</th>
-                  {isAdmin ? <th scope="col">Actions</th> : null}
-                </tr>
-              </thead>
-              <tbody>
-                {list.data.items.map((job) => (
-                  <RegisteredRow
-                    key={job.name}
-                    job={job}
-                    isAdmin={isAdmin}
-                    editing={running === job.name}
-                    onRun={() => setRunning(running === job.name ? null : job.name)}
-                    onToggle={() => toggle.mutate({ name: job.name, enable: !job.enabled })}
-                    toggling={toggle.isPending}
-                  />
-                ))}
-              </tbody>
-            </table>
-          </div>
-          <Pager pager={pager} nextCursor={list.data.next_cursor} total={list.data.total} shown={list.data.items.length} />
-        </>
-      )}
+      <PagedList query={list} what="registered jobs" pager={pager}
+        empty={
+          <Empty title="No registered jobs">
+            Register one with <code>jobhouse register-job examples/sales.ts:salesPipeline --schedule "0 2 * * *"</code>.
+          </Empty>
+        }
+      >
+        {(items) => (
+          <table>
+            <thead>
+              <tr>
+                <th scope="col">Name</th>
+                <th scope="col">Schedule</th>
+                <th scope="col">Next run</th>
+                <th scope="col">State</th>
+                <th scope="col">Entrypoint</th>
+                {isAdmin ? <th scope="col">Actions</th> : null}
+              </tr>
+            </thead>
+            <tbody>
+              {items.map((job) => (
+                <RegisteredRow
+                  key={job.name}
+                  job={job}
+                  isAdmin={isAdmin}
+                  editing={running === job.name}
+                  onRun={() => setRunning(running === job.name ? null : job.name)}
+                  onToggle={() => toggle.mutate({ name: job.name, enable: !job.enabled })}
+                  toggling={toggle.isPending}
+                />
+              ))}
+            </tbody>
+          </table>
+        )}
+      </PagedList>
     </section>
   );
 }

@@ -6,8 +6,9 @@ import type { PageOf, WorkerView } from "../../../src/models/index.js";
 import { useIsAdmin, useSession } from "../api/context.js";
 import { queryString, useApiMutation, useApiQuery } from "../api/queries.js";
 import { Choice } from "../components/Choice.js";
-import { Pager, usePager } from "../components/Pager.js";
-import { Empty, ErrorState, Loading, MutationError } from "../components/States.js";
+import { PagedList } from "../components/PagedList.js";
+import { usePager } from "../components/Pager.js";
+import { Empty, MutationError } from "../components/States.js";
 import { Status } from "../components/Status.js";
 import { Time } from "../components/Time.js";
 
@@ -42,72 +43,67 @@ export function WorkersPage() {
         <Choice label="Status" value={status} anyLabel="Any status" choices={STATUSES} onChange={(v) => (setStatus(v), pager.reset())} />
       </form>
       <MutationError error={stop.error} />
-      {workers.isPending ? (
-        <Loading what="workers" />
-      ) : workers.isError && !workers.data ? (
-        <ErrorState error={workers.error} what="workers" />
-      ) : workers.data.items.length === 0 ? (
-        <Empty title={status ? `No ${status.toLowerCase()} workers` : "No workers have registered"}>
-          {mode === "distributed" ? (
-            <>
-              Start one with <code>jobhouse worker start</code>
-              {manages ? " or the button above" : ""}.
-            </>
-          ) : null}
-        </Empty>
-      ) : (
-        <>
-          <div className="table-wrap">
-            <table>
-              <thead>
-                <tr>
-                  <th scope="col">Worker</th>
-                  <th scope="col">Status</th>
-                  <th scope="col">Host and pid</th>
-                  <th scope="col">Concurrency</th>
-                  <th scope="col">Last heartbeat</th>
-                  <th scope="col">Started</th>
-                  <th scope="col">Completed</th>
-                  <th scope="col">Failed</th>
-                  {manages ? <th scope="col">Actions</th> : null}
+      <PagedList query={workers} what="workers" pager={pager}
+        empty={
+          <Empty title={status ? `No ${status.toLowerCase()} workers` : "No workers have registered"}>
+            {mode === "distributed" ? (
+              <>
+                Start one with <code>jobhouse worker start</code>
+                {manages ? " or the button above" : ""}.
+              </>
+            ) : null}
+          </Empty>
+        }
+      >
+        {(items) => (
+          <table>
+            <thead>
+              <tr>
+                <th scope="col">Worker</th>
+                <th scope="col">Status</th>
+                <th scope="col">Host and pid</th>
+                <th scope="col">Concurrency</th>
+                <th scope="col">Last heartbeat</th>
+                <th scope="col">Started</th>
+                <th scope="col">Completed</th>
+                <th scope="col">Failed</th>
+                {manages ? <th scope="col">Actions</th> : null}
+              </tr>
+            </thead>
+            <tbody>
+              {items.map((w) => (
+                <tr key={w.id}>
+                  <td>#{w.id}</td>
+                  <td>
+                    <Status value={w.status} />
+                  </td>
+                  <td>
+                    {w.hostname} · {w.pid}
+                  </td>
+                  <td className="num">{w.concurrency}</td>
+                  <td>
+                    <Time iso={w.last_heartbeat} />
+                  </td>
+                  <td>
+                    <Time iso={w.started_at} />
+                  </td>
+                  <td className="num">{w.tasks_completed.toLocaleString("en-US")}</td>
+                  <td className="num">{w.tasks_failed.toLocaleString("en-US")}</td>
+                  {manages ? (
+                    <td>
+                      {w.status === "ACTIVE" ? (
+                        <button type="button" aria-label={`Stop worker ${w.id}`} onClick={() => stop.mutate(w.id)} disabled={stop.isPending}>
+                          Stop
+                        </button>
+                      ) : null}
+                    </td>
+                  ) : null}
                 </tr>
-              </thead>
-              <tbody>
-                {workers.data.items.map((w) => (
-                  <tr key={w.id}>
-                    <td>#{w.id}</td>
-                    <td>
-                      <Status value={w.status} />
-                    </td>
-                    <td>
-                      {w.hostname} · {w.pid}
-                    </td>
-                    <td className="num">{w.concurrency}</td>
-                    <td>
-                      <Time iso={w.last_heartbeat} />
-                    </td>
-                    <td>
-                      <Time iso={w.started_at} />
-                    </td>
-                    <td className="num">{w.tasks_completed.toLocaleString("en-US")}</td>
-                    <td className="num">{w.tasks_failed.toLocaleString("en-US")}</td>
-                    {manages ? (
-                      <td>
-                        {w.status === "ACTIVE" ? (
-                          <button type="button" aria-label={`Stop worker ${w.id}`} onClick={() => stop.mutate(w.id)} disabled={stop.isPending}>
-                            Stop
-                          </button>
-                        ) : null}
-                      </td>
-                    ) : null}
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
-          <Pager pager={pager} nextCursor={workers.data.next_cursor} total={workers.data.total} shown={workers.data.items.length} />
-        </>
-      )}
+              ))}
+            </tbody>
+          </table>
+        )}
+      </PagedList>
     </section>
   );
 }
