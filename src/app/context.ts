@@ -7,6 +7,7 @@ import { type Clock, systemClock } from "../core/clock.js";
 import type { Config } from "../core/config.js";
 import { createIdGenerator } from "../core/ids.js";
 import { type ChangeFeed, createLocalChangeFeed, createSharedChangeFeed } from "../engine/changes.js";
+import { createEventHub } from "../engine/event-hub.js";
 import { createJobInspector } from "../engine/job-inspector.js";
 import type { ThreadOptions } from "../engine/thread-pool.js";
 import { createLogger, type Logger } from "../core/log.js";
@@ -71,6 +72,7 @@ export async function openService(config: Config, options: OpenServiceOptions = 
     spawnWorker: detachedWorkerSpawner(config),
     results: new ResultCache(),
     changes,
+    events: createEventHub(changes, db, { logDir: config.logDir, onError: (error) => log.warn(`event stream: ${(error as Error)?.message ?? error}`) }),
     async close() {
       if (renewal) clearInterval(renewal);
       await changes.close();

@@ -138,12 +138,12 @@ export async function createSharedChangeFeed(transport: ChangeTransport, options
 }
 
 // Wire form, kept small (NOTIFY payloads are limited to 8,000 bytes): {"o":origin,"c":[…]} with
-// each change an array: ["j", id, status, ready] or ["t", id, jobId, status, attempt, ready].
+// each change an array: ["j", id, status, ready, name?] or ["t", id, jobId, status, attempt, ready].
 
 function encodeChange(change: Transition, ready: boolean): string {
   const r = ready ? 1 : 0;
   return change.type === "job"
-    ? JSON.stringify(["j", String(change.id), change.status, r])
+    ? JSON.stringify(change.name ? ["j", String(change.id), change.status, r, change.name] : ["j", String(change.id), change.status, r])
     : JSON.stringify(["t", String(change.id), String(change.jobId), change.status, change.attempt, r]);
 }
 
@@ -168,7 +168,10 @@ export function decodePayload(payload: string): { origin: string; changes: Publi
   try {
     const message = JSON.parse(payload) as { o: string; c: unknown[][] };
     const changes = message.c.map((c): Published => {
-      if (c[0] === "j") return { change: { type: "job", id: BigInt(c[1] as string), status: String(c[2]) }, ready: c[3] === 1 };
+      if (c[0] === "j") {
+        const name = typeof c[4] === "string" ? { name: c[4] } : {};
+        return { change: { type: "job", id: BigInt(c[1] as string), status: String(c[2]), ...name }, ready: c[3] === 1 };
+      }
       if (c[0] === "t") {
         return { change: { type: "task", id: BigInt(c[1] as string), jobId: BigInt(c[2] as string), status: String(c[3]), attempt: Number(c[4]) }, ready: c[5] === 1 };
       }

@@ -6,6 +6,7 @@ import type { IdGenerator } from "../core/ids.js";
 import type { Logger } from "../core/log.js";
 import type { ColumnStore } from "../data/client.js";
 import type { ChangeFeed } from "../engine/changes.js";
+import type { EventHub } from "../engine/event-hub.js";
 import type { JobInspector } from "../engine/job-inspector.js";
 import type { Role } from "../models/system.js";
 import type { Store } from "../store/db.js";
@@ -39,6 +40,8 @@ export interface ServiceContext {
   readonly spawnWorker: WorkerSpawner;
   /** Where every job and task transition is published (the in-process worker listens). */
   readonly changes: ChangeFeed;
+  /** The change feed as numbered events, for GET /api/v0/events (CONTRACT §10). */
+  readonly events: EventHub;
   /** Per-process cache of cacheable read results. */
   readonly results: ResultCache;
   /** Checks entrypoints in a task thread (a module's top-level code never runs on this one). */

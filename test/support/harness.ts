@@ -13,6 +13,7 @@ import type { Clock } from "../../src/core/clock.js";
 import { type Logger, createLogger } from "../../src/core/log.js";
 import { SYNTHETIC_ADMIN, invoke, operationByName, operations } from "../../src/operations/index.js";
 import { buildHttpApp } from "../../src/surfaces/rest/app.js";
+import type { EventStreamLimits } from "../../src/surfaces/rest/events.js";
 import { ident, sql } from "../../src/data/sql.js";
 import type { Backend } from "./backends.js";
 
@@ -48,14 +49,22 @@ export interface HarnessOptions {
   /** The service's clock (a ManualClock lets a test move time instead of sleeping). */
   clock?: Clock;
   log?: Logger;
+  /** Run as a server process does: hear other processes' changes (PostgreSQL LISTEN) and renew the node lease. */
+  longRunning?: boolean;
+  /** The event stream's bounds (a test of a slow client lowers the buffer bound). */
+  eventLimits?: EventStreamLimits;
 }
 
 export async function startHarness(backend: Backend, extraEnv: Record<string, string> = {}, options: HarnessOptions = {}): Promise<Harness> {
   const env = { ...(await backend.freshEnv()), ...extraEnv };
   const config = loadConfig(env);
-  const service = await openService(config, { log: options.log ?? createLogger("error"), ...(options.clock ? { clock: options.clock } : {}) });
+  const service = await openService(config, {
+    log: options.log ?? createLogger("error"),
+    longRunning: options.longRunning ?? false,
+    ...(options.clock ? { clock: options.clock } : {}),
+  });
   await invoke(operationByName.get("setup")!, {}, { ...service, principal: SYNTHETIC_ADMIN });
-  const app = await buildHttpApp(service, operations, { webRoot: WEB_ROOT });
+  const app = await buildHttpApp(service, operations, { webRoot: WEB_ROOT, ...(options.eventLimits ? { eventLimits: options.eventLimits } : {}) });
   let listening: Promise<string> | undefined;
   const listen = () =>
     (listening ??= app.listen({ host: "127.0.0.1", port: 0 }).then(() => {

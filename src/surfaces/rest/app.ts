@@ -1,5 +1,6 @@
-// The HTTP application: REST routes from the registry, Problem mapping, OpenAPI and docs, the MCP
-// mount, the request guards and authentication, and the web app with its index.html fallback.
+// The HTTP application: REST routes from the registry, the event stream, Problem mapping, OpenAPI
+// and docs, the MCP mount, the request guards and authentication, and the web app with its
+// index.html fallback.
 
 import { existsSync } from "node:fs";
 import { join, sep } from "node:path";
@@ -10,6 +11,7 @@ import type { AnyOperation, OperationContext, Principal, ServiceContext } from "
 import { createMcpEndpoint } from "../mcp/server.js";
 import { resolvePrincipal } from "./auth.js";
 import { registerDocs } from "./docs.js";
+import { type EventStreamLimits, registerEventStream } from "./events.js";
 import { buildOpenApiDocument } from "./openapi.js";
 import { problemFor, sendProblem } from "./problems.js";
 import { type HostPolicy, checkCanonicalPath, checkHost, checkOrigin, isLoopbackName } from "./request-guards.js";
@@ -26,6 +28,8 @@ export interface RestAppOptions {
   allowedHosts?: readonly string[];
   /** Serve HTTPS with this certificate and key (`server start --tls-cert --tls-key`). */
   tls?: { cert: Buffer; key: Buffer };
+  /** The event stream's keep-alive, buffer and log-poll bounds (defaults: CONTRACT §10). */
+  eventLimits?: EventStreamLimits;
 }
 
 const ANONYMOUS: Principal = Object.freeze({ user_id: "", username: "anonymous", role: "viewer" });
@@ -74,6 +78,7 @@ export async function buildHttpApp(
   const contextFor = (request: FastifyRequest): OperationContext => request.operationContext ?? { ...service, principal: ANONYMOUS };
 
   registerOperationRoutes(app, operations, authenticate, contextFor);
+  registerEventStream(app, service, authenticate, contextFor, options.eventLimits);
   await registerDocs(app, buildOpenApiDocument(operations, service.version));
 
   const mcp = createMcpEndpoint(operations, service.version, service.log);

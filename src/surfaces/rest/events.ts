@@ -1,0 +1,181 @@
+// GET /api/v0/events (CONTRACT §10): the engine's change feed as `text/event-stream`. Each
+// connection gets the hub's batches (narrowed by ?job_id= or ?task_id=), the followed task's log
+// lines as `task.log`, a comment every 15 s, and is cut off when it stops reading.
+
+import type { ServerResponse } from "node:http";
+import type { FastifyInstance, FastifyRequest } from "fastify";
+import { invalid, notFound } from "../../core/errors.js";
+import type { OperationContext, ServiceContext } from "../../operations/index.js";
+
+export const EVENTS_PATH = "/api/v0/events";
+
+export interface EventStreamLimits {
+  /** A comment line this often keeps proxies from closing an idle stream; the caller's credential is checked again then. */
+  keepAliveMs: number;
+  /** A connection whose unsent output grows past this is closed (the client reconnects and refetches). */
+  maxBufferedBytes: number;
+  /** How often a followed task's log file is checked for new lines. */
+  logPollMs: number;
+}
+
+export const DEFAULT_EVENT_STREAM_LIMITS: EventStreamLimits = { keepAliveMs: 15_000, maxBufferedBytes: 1024 * 1024, logPollMs: 100 };
+
+/** What EventSource waits before reconnecting, sent once per connection. */
+const RETRY_MS = 2_000;
+const ID_PATTERN = /^[1-9][0-9]{0,18}$/;
+
+interface Filters {
+  jobId?: bigint;
+  taskId?: bigint;
+}
+
+function parseFilters(query: unknown): Filters {
+  const filters: Filters = {};
+  for (const [key, value] of Object.entries((query ?? {}) as Record<string, unknown>)) {
+    if (key !== "job_id" && key !== "task_id") throw invalid(`unknown query parameter ${JSON.stringify(key.slice(0, 50))}: the stream takes job_id and task_id`);
+    if (typeof value !== "string" || !ID_PATTERN.test(value)) throw invalid(`${key} must be an id (a decimal string)`);
+    filters[key === "job_id" ? "jobId" : "taskId"] = BigInt(value);
+  }
+  return filters;
+}
+
+export function registerEventStream(
+  app: FastifyInstance,
+  service: ServiceContext,
+  authenticate: (request: FastifyRequest) => Promise<void>,
+  contextFor: (request: FastifyRequest) => OperationContext,
+  limits: EventStreamLimits = DEFAULT_EVENT_STREAM_LIMITS,
+): void {
+  app.get(EVENTS_PATH, { onRequest: authenticate }, async (request, reply) => {
+    contextFor(request); // Authenticated above; any role may watch (viewers included).
+    const filters = parseFilters(request.query);
+    const follower = filters.taskId === undefined ? undefined : await service.events.followTaskLog(filters.taskId);
+    if (filters.taskId !== undefined && !follower) throw notFound(`task ${filters.taskId} does not exist`);
+    if (follower && filters.jobId !== undefined && follower.jobId !== filters.jobId) {
+      throw invalid(`task ${filters.taskId} belongs to job ${follower.jobId}, not job ${filters.jobId}`);
+    }
+    const lastEventId = request.headers["last-event-id"];
+    reply.hijack();
+    reply.raw.writeHead(200, {
+      "content-type": "text/event-stream; charset=utf-8",
+      "cache-control": "no-cache, no-transform",
+      connection: "keep-alive",
+      // Reverse proxies (nginx) must pass events on as they come.
+      "x-accel-buffering": "no",
+    });
+    openConnection(reply.raw, service, {
+      jobId: filters.jobId ?? follower?.jobId,
+      taskId: filters.taskId,
+      follower,
+      lastEventId: typeof lastEventId === "string" ? lastEventId : undefined,
+      stillAllowed: () => authenticate(request).then(() => true, () => false),
+      limits,
+    });
+  });
+}
+
+interface ConnectionOptions {
+  jobId?: bigint;
+  taskId?: bigint;
+  follower?: Awaited<ReturnType<ServiceContext["events"]["followTaskLog"]>>;
+  lastEventId?: string;
+  stillAllowed: () => Promise<boolean>;
+  limits: EventStreamLimits;
+}
+
+function openConnection(raw: ServerResponse, service: ServiceContext, options: ConnectionOptions): void {
+  const { jobId, taskId, follower, limits } = options;
+  const hub = service.events;
+  let open = true;
+  /** Events up to this number were sent already (replayed, or before this client came). */
+  let sentUpTo = 0;
+  // With a followed log, writes go in order through one chain: log lines read before a task's
+  // status change are sent before it.
+  let chain: Promise<void> = Promise.resolve();
+  const inOrder = (step: () => Promise<void> | void) => {
+    chain = chain.then(step).catch(() => close());
+  };
+
+  const close = () => {
+    if (!open) return;
+    open = false;
+    unsubscribe();
+    clearInterval(keepAlive);
+    clearInterval(logPoll);
+    raw.destroy();
+  };
+  /** Unsent output past the bound means the client stopped reading: cut it off, never buffer more. */
+  const send = (text: string) => {
+    if (!open || text === "") return;
+    raw.write(text);
+    if (raw.writableLength > limits.maxBufferedBytes) close();
+  };
+  const wanted = (type: string, eventJob?: bigint, eventTask?: bigint) =>
+    type === "resync" || jobId === undefined || (eventJob === jobId && (taskId === undefined || type === "job.updated" || eventTask === taskId));
+
+  let pumping = false;
+  /** Sends what the followed log gained; `all` takes a last partial line too (the attempt ended). */
+  const pumpLog = async (all = false) => {
+    if (!follower || pumping) return;
+    pumping = true;
+    try {
+      for (let chunk = await follower.read(all); chunk && open; chunk = await follower.read(all)) {
+        send(`event: task.log\ndata: ${JSON.stringify({ task_id: String(taskId), attempt: chunk.attempt, offset: chunk.offset, text: chunk.text })}\n\n`);
+      }
+    } finally {
+      pumping = false;
+    }
+  };
+
+  const unsubscribe = hub.subscribe(({ events, text }) => {
+    if (!open) return;
+    // The common case, every event for a client that narrowed nothing: the batch's shared text.
+    if (jobId === undefined && (events[0]?.seq ?? 0) > sentUpTo) {
+      sentUpTo = events[events.length - 1]?.seq ?? sentUpTo;
+      return send(text);
+    }
+    for (const event of events) {
+      if (event.seq <= sentUpTo || !wanted(event.type, event.jobId, event.taskId)) continue;
+      sentUpTo = event.seq;
+      if (!follower) send(event.frame);
+      else if (event.taskId !== taskId) inOrder(() => send(event.frame));
+      else {
+        // The followed task changed: its log so far first, then the change; a new attempt logs to a new file.
+        inOrder(async () => {
+          await pumpLog(true);
+          await follower.switchTo(event.attempt ?? 0);
+          send(event.frame);
+        });
+      }
+    }
+  });
+
+  send(`retry: ${RETRY_MS}\n: connected\n\n`);
+  const missed = options.lastEventId === undefined ? undefined : hub.since(options.lastEventId);
+  if (options.lastEventId !== undefined && missed === undefined) {
+    sentUpTo = hub.lastSeq;
+    send(`id: ${hub.lastId}\nevent: resync\ndata: ${JSON.stringify({ reason: "some events since Last-Event-ID are no longer held: refetch" })}\n\n`);
+  } else if (missed !== undefined) {
+    for (const event of missed) if (wanted(event.type, event.jobId, event.taskId)) send(event.frame);
+    sentUpTo = missed[missed.length - 1]?.seq ?? hub.lastSeq;
+  } else {
+    // A new client starts from now; an id with no data tells EventSource where it is.
+    sentUpTo = hub.lastSeq;
+    send(`id: ${hub.lastId}\n\n`);
+  }
+
+  const keepAlive = setInterval(() => {
+    send(": keep-alive\n\n");
+    // A token that expired or was rotated since the stream opened ends it (the client reconnects).
+    void options.stillAllowed().then((allowed) => allowed || close());
+  }, limits.keepAliveMs);
+  let pollQueued = false;
+  const logPoll = setInterval(() => {
+    if (!follower || pollQueued) return;
+    pollQueued = true;
+    inOrder(() => ((pollQueued = false), pumpLog()));
+  }, limits.logPollMs);
+  if (follower) inOrder(() => pumpLog());
+  raw.on("close", close);
+  raw.on("error", close);
+}

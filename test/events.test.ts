@@ -1,0 +1,186 @@
+// GET /api/v0/events (CONTRACT §10) on both backends: a job's whole life in order, narrowing by
+// job, a task's log lines, Last-Event-ID, authentication, a slow client cut off without harm to
+// others, and (on PostgreSQL) a listener connection that is reset.
+
+import { createConnection } from "node:net";
+import { sql } from "kysely";
+import { afterAll, afterEach, beforeAll, expect, it } from "vitest";
+import type { EngineRuntime } from "../src/app/engine-runtime.js";
+import { createSharedChangeFeed } from "../src/engine/changes.js";
+import type { JobDetail } from "../src/models/jobs.js";
+import { openStore } from "../src/store/db.js";
+import { openNotifyChannel } from "../src/store/notify.js";
+import { forEachBackend } from "./support/backends.js";
+import { entry, runAndWait, waitFor, waitForJob, withEngine } from "./support/engine.js";
+import { type EventClient, jobStatusesIn, openEventStream, taskStatusesIn } from "./support/event-client.js";
+import { type Harness, startHarness } from "./support/harness.js";
+
+forEachBackend("the event stream", (backend) => {
+  let h: Harness;
+  let engine: EngineRuntime;
+  let base = "";
+  const clients: EventClient[] = [];
+  const open = async (query = "", headers: Record<string, string> = {}) => {
+    const client = await openEventStream(`${base}/api/v0/events${query}`, headers);
+    clients.push(client);
+    return client;
+  };
+  const original = process.env.SERVICE_API_TOKEN;
+
+  beforeAll(async () => {
+    // A small buffer bound, so the slow client below is cut off after little output.
+    h = await startHarness(backend, {}, { longRunning: true, eventLimits: { keepAliveMs: 200, maxBufferedBytes: 64 * 1024, logPollMs: 50 } });
+    engine = await withEngine(h, 2);
+    base = await h.listen();
+  });
+  afterEach(() => {
+    for (const client of clients.splice(0)) client.close();
+    if (original === undefined) delete process.env.SERVICE_API_TOKEN;
+    else process.env.SERVICE_API_TOKEN = original;
+  });
+  afterAll(async () => {
+    await engine?.stop();
+    await h?.close();
+  });
+
+  it("carries a job's whole life in order, each task's too, and comments that keep it alive", async () => {
+    const stream = await open();
+    expect(stream.status).toBe(200);
+    const job = await runAndWait(h, entry("pipeline"), { n: 2 });
+    await stream.next("the job's end", (e) => e.type === "job.updated" && e.data.id === job.id && e.data.status === "COMPLETED");
+    expect(jobStatusesIn(stream.events, job.id)).toEqual(["PENDING", "RUNNING", "COMPLETED"]);
+    expect(stream.events.find((e) => e.type === "job.updated" && e.data.id === job.id)?.data).toMatchObject({ name: "pipeline" });
+    for (const task of job.tasks) expect(taskStatusesIn(stream.events, task.id), task.name).toEqual(["RUNNING@1", "COMPLETED@1"]);
+    // Ids grow, and the job's end is its last event.
+    const ofJob = stream.events.filter((e) => (e.type === "job.updated" ? e.data.id : e.type === "task.updated" ? e.data.job_id : null) === job.id);
+    const numbers = ofJob.map((e) => Number(e.id!.split("-")[1]));
+    expect(numbers).toEqual([...numbers].sort((a, b) => a - b));
+    expect(ofJob.at(-1)).toMatchObject({ type: "job.updated", data: { status: "COMPLETED" } });
+    await waitFor("a keep-alive comment", async () => stream.text().includes(": keep-alive\n\n"));
+  });
+
+  it("narrows to one job with ?job_id=, and refuses bad filters as Problems", async () => {
+    // A job that lasts long enough to be narrowed to before it ends.
+    const first = (await h.call("run_job", { name: entry("talkerJob"), kwargs: { lines: 1, everyMs: 0, waitMs: 300 } })) as { id: string };
+    const narrowed = await open(`?job_id=${first.id}`);
+    const other = await runAndWait(h, entry("hello"), { who: "other" });
+    await waitForJob(h, first.id);
+    await narrowed.next("the first job's end", (e) => e.type === "job.updated" && e.data.id === first.id && e.data.status === "COMPLETED");
+    expect(narrowed.events.some((e) => (e.type === "job.updated" && e.data.id === other.id) || (e.type === "task.updated" && e.data.job_id === other.id))).toBe(false);
+
+    for (const query of ["?job_id=abc", "?job_id=1&job_id=2", "?colour=red"]) {
+      const bad = await h.http("GET", `/api/v0/events${query}`);
+      expect(bad.status, query).toBe(422);
+      expect(bad.body).toMatchObject({ code: "invalid" });
+    }
+    expect((await h.http("GET", "/api/v0/events?task_id=999999999")).body).toMatchObject({ status: 404, code: "not_found" });
+    const jobTask = (await h.call("get_job", { ref: first.id })) as JobDetail;
+    const mismatch = await h.http("GET", `/api/v0/events?task_id=${jobTask.tasks[0]!.id}&job_id=${other.id}`);
+    expect(mismatch.status).toBe(422);
+  });
+
+  it("sends the followed task's log lines as task.log, then its end", async () => {
+    const job = (await h.call("run_job", { name: entry("talkerJob"), kwargs: { lines: 6, everyMs: 60 } })) as { id: string };
+    const task = await waitFor("the talker task", async () => ((await h.call("get_job", { ref: job.id })) as JobDetail).tasks.find((t) => t.name === "talker"));
+    const stream = await open(`?task_id=${task.id}`);
+    await stream.next("the task's end", (e) => e.type === "task.updated" && e.data.id === task.id && e.data.status === "COMPLETED");
+    const logs = stream.events.flatMap((e) => (e.type === "task.log" ? [e.data] : []));
+    expect(logs.length).toBeGreaterThan(0);
+    // Contiguous pieces of one file, from its start: together, exactly the file.
+    let offset = 0;
+    for (const piece of logs) {
+      expect(piece).toMatchObject({ task_id: task.id, attempt: 1, offset });
+      offset += Buffer.byteLength(piece.text);
+    }
+    const text = logs.map((l) => l.text).join("");
+    for (let i = 1; i <= 6; i++) expect(text.match(new RegExp(`INFO line ${i} `, "g")), `line ${i}`).toHaveLength(1);
+    const file = (await h.call("get_task_logs", { id: task.id })) as { content: string };
+    expect(text).toBe(file.content);
+    // The log lines came before the task's end on the stream, and its job's events came too.
+    const endAt = stream.events.findIndex((e) => e.type === "task.updated" && e.data.status === "COMPLETED");
+    expect(stream.events.findLastIndex((e) => e.type === "task.log")).toBeLessThan(endAt);
+    await stream.next("the job's end", (e) => e.type === "job.updated" && e.data.id === job.id && e.data.status === "COMPLETED");
+  });
+
+  it("replays what a client missed after Last-Event-ID, and tells it to resync when that is unknown", async () => {
+    const first = await open();
+    const seen = await runAndWait(h, entry("hello"), {});
+    const last = await first.next("the first job's end", (e) => e.type === "job.updated" && e.data.id === seen.id && e.data.status === "COMPLETED");
+    first.close();
+    const missed = await runAndWait(h, entry("hello"), { who: "missed" });
+
+    const again = await open("", { "last-event-id": last.id! });
+    await again.next("the missed job's end", (e) => e.type === "job.updated" && e.data.id === missed.id && e.data.status === "COMPLETED");
+    expect(jobStatusesIn(again.events, missed.id)).toEqual(["PENDING", "RUNNING", "COMPLETED"]);
+    expect(jobStatusesIn(again.events, seen.id)).toEqual([]);
+
+    const lost = await open("", { "last-event-id": "another-process-17" });
+    await lost.next("a resync", (e) => e.type === "resync");
+  });
+
+  it("needs the bearer token when one is set", async () => {
+    process.env.SERVICE_API_TOKEN = "events-token";
+    const refused = await h.http("GET", "/api/v0/events");
+    expect(refused.status).toBe(401);
+    expect(refused.headers.get("www-authenticate")).toBe("Bearer");
+    const allowed = await open("", { authorization: "Bearer events-token" });
+    expect(allowed.status).toBe(200);
+    // Rotating the token ends a stream opened with the old one (checked at each keep-alive).
+    process.env.SERVICE_API_TOKEN = "rotated-token";
+    await allowed.ended;
+  });
+
+  it("cuts off a client that stops reading, and the others get everything", async () => {
+    const reader = await open();
+    // 20 MB of log: far more than the kernel's socket buffers and the 64 KiB bound hold together.
+    const job = (await h.call("run_job", { name: entry("talkerJob"), kwargs: { lines: 20_000, everyMs: 0, width: 1_000, waitMs: 500 } })) as { id: string };
+    const task = await waitFor("the talker task", async () => ((await h.call("get_job", { ref: job.id })) as JobDetail).tasks.find((t) => t.name === "talker"));
+    // A client that asks for the task's log and never reads a byte.
+    const port = Number(new URL(base).port);
+    const slow = createConnection({ host: "127.0.0.1", port });
+    let slowClosed = false;
+    slow.on("error", () => undefined);
+    slow.on("close", () => (slowClosed = true));
+    slow.write(`GET /api/v0/events?task_id=${task.id} HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nAccept: text/event-stream\r\n\r\n`);
+    slow.pause();
+    const ended = await waitForJob(h, job.id);
+    expect(ended.status).toBe("COMPLETED");
+    await reader.next("the job's end", (e) => e.type === "job.updated" && e.data.id === job.id && e.data.status === "COMPLETED");
+    expect(taskStatusesIn(reader.events, task.id)).toEqual(["RUNNING@1", "COMPLETED@1"]);
+    // The server closed the slow client: reading now ends (a reset or an end) instead of waiting.
+    slow.resume();
+    await waitFor("the slow client's connection to close", async () => slowClosed);
+  });
+});
+
+
+
+forEachBackend("the event stream's PostgreSQL listener", (backend) => {
+  let h: Harness;
+  let base = "";
+  beforeAll(async () => {
+    h = await startHarness(backend, {}, { longRunning: true });
+    base = await h.listen();
+  });
+  afterAll(() => h?.close());
+
+  it("survives a reset of its connection: clients are told to resync, then hear other processes again", async ({ skip }) => {
+    if (h.config.sql.dialect !== "postgres") return skip("SQLite has no listener connection");
+    const url = h.config.sql.location;
+    const db = openStore({ dialect: "postgres", location: url });
+    const sender = await createSharedChangeFeed(openNotifyChannel(db, url, () => undefined), { listen: false, onError: () => undefined });
+    const stream = await openEventStream(`${base}/api/v0/events`);
+    try {
+      const schema = new URL(url).searchParams.get("options")!.replace("-c search_path=", "");
+      await sql`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'jobhouse-listener' AND query LIKE ${`LISTEN "job_events:${schema}"%`}`.execute(db);
+      await stream.next("a resync", (e) => e.type === "resync");
+      sender.publish({ type: "job", id: 424242n, name: "elsewhere", status: "RUNNING" });
+      const heard = await stream.next("another process's change", (e) => e.type === "job.updated" && e.data.id === "424242");
+      expect(heard.data).toEqual({ id: "424242", name: "elsewhere", status: "RUNNING" });
+    } finally {
+      stream.close();
+      await sender.close();
+      await db.destroy();
+    }
+  });
+});
