@@ -35,7 +35,9 @@ forEachBackend("HTTP documents", (backend) => {
     expect(doc.openapi).toBe("3.1.0");
     for (const [method, path] of SPEC_PATHS) expect(doc.paths[path]?.[method], `${method} ${path}`).toBeDefined();
     const ids = Object.values(doc.paths).flatMap((p) => Object.values(p).map((o) => o.operationId));
-    expect(ids.sort()).toEqual(operations.filter((op) => op.http).map((op) => op.name).sort());
+    // Every operation, and the event stream (CONTRACT §10), which is a route but no operation.
+    expect(ids.sort()).toEqual([...operations.filter((op) => op.http).map((op) => op.name), "stream_events"].sort());
+    expect(doc.paths["/api/v0/events"]?.get).toMatchObject({ responses: { "200": { content: { "text/event-stream": {} } } } });
     const result = await new Validator().validate(doc as never);
     expect(result.errors ?? []).toEqual([]);
     expect(result.valid).toBe(true);

@@ -11,7 +11,7 @@ import type { AnyOperation, OperationContext, Principal, ServiceContext } from "
 import { createMcpEndpoint } from "../mcp/server.js";
 import { resolvePrincipal } from "./auth.js";
 import { registerDocs } from "./docs.js";
-import { type EventStreamLimits, registerEventStream } from "./events.js";
+import { EVENTS_PATH, EVENTS_PATH_ITEM, type EventStreamLimits, registerEventStream } from "./events.js";
 import { buildOpenApiDocument } from "./openapi.js";
 import { problemFor, sendProblem } from "./problems.js";
 import { type HostPolicy, checkCanonicalPath, checkHost, checkOrigin, isLoopbackName } from "./request-guards.js";
@@ -79,7 +79,7 @@ export async function buildHttpApp(
 
   registerOperationRoutes(app, operations, authenticate, contextFor);
   registerEventStream(app, service, authenticate, contextFor, options.eventLimits);
-  await registerDocs(app, buildOpenApiDocument(operations, service.version));
+  await registerDocs(app, buildOpenApiDocument(operations, service.version, { [EVENTS_PATH]: EVENTS_PATH_ITEM }));
 
   const mcp = createMcpEndpoint(operations, service.version, service.log);
   // SPEC Scheme B rule 10: the MCP surface is admin only and all-or-nothing, decided at the mount.

@@ -20,6 +20,37 @@ export interface EventStreamLimits {
 
 export const DEFAULT_EVENT_STREAM_LIMITS: EventStreamLimits = { keepAliveMs: 15_000, maxBufferedBytes: 1024 * 1024, logPollMs: 100 };
 
+const idSchema = { type: "string", pattern: "^[1-9][0-9]{0,18}$" };
+const problem = (description: string) => ({ description, content: { "application/problem+json": { schema: { $ref: "#/components/schemas/Problem" } } } });
+
+/** The stream's entry in the OpenAPI document (it is no operation: no MCP tool, no CLI command). */
+export const EVENTS_PATH_ITEM = {
+  get: {
+    operationId: "stream_events",
+    summary: "Stream job and task changes as server-sent events",
+    description: [
+      "Events (`event:` names, JSON `data:`): `job.updated` {id, name, status}; `task.updated` {id, job_id, status, attempt};",
+      "with `task_id`, `task.log` {task_id, attempt, offset, text} carrying the task's log from the last 1 MiB of its current attempt on;",
+      "`resync` {reason} when changes may have been missed (refetch what you show).",
+      "Each change has an `id:`; reconnect with `Last-Event-ID` to get the ones missed while they are held, or a `resync`.",
+      "A `: keep-alive` comment comes every 15 s. Clients react by refetching over REST; polling every 2 s stays the fallback.",
+      "A client that stops reading is disconnected once 1 MiB waits unsent.",
+    ].join(" "),
+    tags: ["events"],
+    parameters: [
+      { name: "job_id", in: "query", required: false, schema: idSchema, description: "Only this job's events" },
+      { name: "task_id", in: "query", required: false, schema: idSchema, description: "This task's events, its job's, and its log lines" },
+      { name: "Last-Event-ID", in: "header", required: false, schema: { type: "string" }, description: "The last event id received, when reconnecting" },
+    ],
+    responses: {
+      "200": { description: "The event stream (open until the client leaves)", content: { "text/event-stream": { schema: { type: "string" } } } },
+      "401": problem("Missing or invalid bearer token"),
+      "404": problem("No such task"),
+      "422": problem("Invalid filter"),
+    },
+  },
+};
+
 /** What EventSource waits before reconnecting, sent once per connection. */
 const RETRY_MS = 2_000;
 const ID_PATTERN = /^[1-9][0-9]{0,18}$/;

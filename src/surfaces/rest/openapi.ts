@@ -77,8 +77,9 @@ function operationObject(op: AnyOperation) {
 
 const tagOf = (path: string) => path.split("/")[1]!.split(":")[0]!;
 
-export function buildOpenApiDocument(operations: readonly AnyOperation[], version: string) {
-  const paths: Record<string, Record<string, unknown>> = {};
+/** `extraPaths`: routes that are not operations (the event stream), described where they are served. */
+export function buildOpenApiDocument(operations: readonly AnyOperation[], version: string, extraPaths: Record<string, Record<string, unknown>> = {}) {
+  const paths: Record<string, Record<string, unknown>> = { ...extraPaths };
   for (const op of operations) {
     if (!op.http) continue;
     const key = toOpenApiPath(mountedPath(op.http));
