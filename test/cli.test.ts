@@ -1,7 +1,9 @@
 // The CLI: --json equals the REST body, exit codes per CONTRACT §7, readable human output.
 
 import { afterAll, beforeAll, expect, it } from "vitest";
+import type { JobDetail } from "../src/models/jobs.js";
 import { forEachBackend } from "./support/backends.js";
+import { waitFor, withEngine } from "./support/engine.js";
 import { addObject } from "./support/fixtures.js";
 import { type Harness, startHarness } from "./support/harness.js";
 
@@ -92,7 +94,7 @@ forEachBackend("CLI run-job --wait", (backend) => {
   beforeAll(async () => {
     h = await startHarness(backend);
     // Local mode with no server running: the CLI runs the job itself. Distributed: a worker does.
-    if (backend.name === "distributed") engine = await (await import("./support/engine.js")).withEngine(h);
+    if (backend.name === "distributed") engine = await withEngine(h);
   });
   afterAll(async () => {
     await engine?.stop();
@@ -111,6 +113,21 @@ forEachBackend("CLI run-job --wait", (backend) => {
     expect(run.code).toBe(6);
     expect(run.err).toMatch(/^Job (\d+) started; following it \(jobhouse job get \1\)\n/);
     expect(run.err).toMatch(/FAILED: task boom \((\d+)\) failed: the answer was not 42\nits log: jobhouse task logs \1\n/);
+  });
+
+  it("task logs --follow prints the log as it grows, each line once, and ends with the task", async () => {
+    // Local mode: this process runs the task (as a local server would); distributed: the worker above.
+    const runner = backend.name === "local" ? await withEngine(h) : undefined;
+    try {
+      const job = (await h.call("run_job", { name: "test/fixtures/jobs.ts:talkerJob", kwargs: { lines: 4, everyMs: 80, waitMs: 200 } })) as { id: string };
+      const task = await waitFor("the talker task", async () => ((await h.call("get_job", { ref: job.id })) as JobDetail).tasks.find((t) => t.name === "talker"));
+      const followed = await h.cli("task", "logs", task.id, "--follow");
+      expect(followed.code, followed.err).toBe(0);
+      for (let i = 1; i <= 4; i++) expect(followed.out.match(new RegExp(`INFO line ${i} `, "g")), followed.out).toHaveLength(1);
+      expect(((await h.call("get_task", { id: task.id })) as { status: string }).status).toBe("COMPLETED");
+    } finally {
+      await runner?.stop();
+    }
   });
 
   it("says invalid JSON for --kwargs that is not JSON", async () => {

@@ -85,6 +85,32 @@ describe("local start", () => {
     expect(workers.items.map((w) => w.pid)).toContain(server.pid);
   });
 
+  it("follows the server's event stream: run-job --wait, and task logs --follow until the task ends", async () => {
+    const waited = cli("run-job", "test/fixtures/jobs.ts:pipeline", "--kwargs", '{"n":2}', "--wait", "--json");
+    expect(waited.status, waited.stderr).toBe(0);
+    expect(JSON.parse(waited.stdout)).toMatchObject({ status: "COMPLETED", result: 13 });
+
+    const started = (await (await fetch(`${url}/api/v0/jobs:run`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ name: "test/fixtures/jobs.ts:talkerJob", kwargs: { lines: 5, everyMs: 100, waitMs: 300 } }),
+    })).json()) as { id: string };
+    let taskId: string | undefined;
+    for (let i = 0; i < 100 && !taskId; i++) {
+      const job = (await (await fetch(`${url}/api/v0/jobs/${started.id}`)).json()) as { tasks: { id: string; name: string }[] };
+      taskId = job.tasks.find((t) => t.name === "talker")?.id;
+      if (!taskId) await new Promise((r) => setTimeout(r, 50));
+    }
+    const followed = await new Promise<{ code: number | null; out: string }>((resolve) => {
+      const child = spawn(process.execPath, [BIN, "task", "logs", taskId!, "--follow"], { env });
+      let out = "";
+      child.stdout.on("data", (chunk) => (out += chunk));
+      child.on("exit", (code) => resolve({ code, out }));
+    });
+    expect(followed.code).toBe(0);
+    for (let i = 1; i <= 5; i++) expect(followed.out.match(new RegExp(`INFO line ${i} `, "g")), followed.out).toHaveLength(1);
+  });
+
   it("keeps the API responsive while tasks run", async () => {
     const started = (await (await fetch(`${url}/api/v0/jobs:run`, {
       method: "POST",

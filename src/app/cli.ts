@@ -8,7 +8,8 @@ import { type AnyOperation, SYNTHETIC_ADMIN, invoke, operations } from "../opera
 import { EXIT_JOB_NOT_COMPLETED, JobNotCompleted, addOperationCommands, type Caller } from "../surfaces/cli/program.js";
 import { openService, type OpenedService } from "./context.js";
 import { startEngine } from "./engine-runtime.js";
-import { callOverHttp } from "./http-caller.js";
+import { watchInProcess, watchOverHttp } from "./event-watch.js";
+import { type LocalCredential, callOverHttp } from "./http-caller.js";
 import { LOCAL_SECRET_HEADER } from "../surfaces/rest/auth.js";
 import { DEFAULT_PORT, runLocalServer, runWithReload } from "./local-start.js";
 import { runBackgroundProcess, runWorkerProcess } from "./processes.js";
@@ -84,6 +85,10 @@ function readHiddenLine(prompt: string): Promise<string> {
   });
 }
 
+/** What the CLI shows its own local server instead of a token (the secret from server.json). */
+const credentialOf = (server: { secret?: string }): LocalCredential | undefined =>
+  server.secret ? { header: LOCAL_SECRET_HEADER, secret: server.secret } : undefined;
+
 /** Runs the CLI and returns its exit code (CONTRACT §7). */
 export async function runCli(argv: string[], options: CliOptions = {}): Promise<number> {
   const streams = options.streams ?? defaultStreams;
@@ -100,8 +105,7 @@ export async function runCli(argv: string[], options: CliOptions = {}): Promise<
     if (op.usesColumnStore && cfg.mode === "local") {
       const server = readLiveServer(cfg.home);
       if (server && op.http) {
-        const credential = server.secret ? { header: LOCAL_SECRET_HEADER, secret: server.secret } : undefined;
-        return callOverHttp(server.url, op, input, credential);
+        return callOverHttp(server.url, op, input, credentialOf(server));
       }
       // Only setup reaches here (every other column-store operation has an HTTP address), and the
       // running server already set this home up when it started.
@@ -124,7 +128,15 @@ export async function runCli(argv: string[], options: CliOptions = {}): Promise<
     const engine = await startEngine(await getService(), { concurrency: cfg.workerConcurrency, background: false });
     return () => engine.stop();
   };
-  addOperationCommands(program, operations, call, { ...streams, ensureExecution, readLine: options.readLine ?? readStdinLine });
+  // `--wait` and `--follow` hear of changes from the running local server's event stream, or from
+  // this process's own change feed (its in-process worker; PostgreSQL NOTIFY in distributed mode).
+  const watchEvents = async () => {
+    const cfg = getConfig();
+    const server = cfg.mode === "local" ? readLiveServer(cfg.home) : undefined;
+    if (server) return watchOverHttp(server.url, credentialOf(server));
+    return watchInProcess((await getService()).changes);
+  };
+  addOperationCommands(program, operations, call, { ...streams, ensureExecution, watchEvents, readLine: options.readLine ?? readStdinLine });
   addLifecycleCommands(program, getConfig, streams, setExitCode);
   for (const command of allCommands(program)) command.exitOverride().configureOutput(program.configureOutput());
 

@@ -24,6 +24,8 @@ export interface ChangeFeed {
   publish(change: Change, ready?: boolean): void;
   /** Returns the unsubscribe function. */
   subscribe(listener: ChangeListener): () => void;
+  /** Starts hearing other processes' changes, for a process opened without (a one-shot command that waits). */
+  listen(): Promise<void>;
   /** Sends what is still buffered and stops listening. */
   close(): Promise<void>;
 }
@@ -45,6 +47,8 @@ export function createLocalChangeFeed(onListenerError: (error: unknown) => void 
       listeners.add(listener);
       return () => listeners.delete(listener);
     },
+    // One process: every change is already heard.
+    listen: async () => undefined,
     close: async () => undefined,
   };
 }
@@ -98,15 +102,16 @@ export async function createSharedChangeFeed(transport: ChangeTransport, options
     });
   };
 
-  if (options.listen) {
-    await transport.listen(
+  let listening: Promise<void> | undefined;
+  const listen = () =>
+    (listening ??= transport.listen(
       (payload) => {
         if (payload.startsWith(ownPrefix)) return;
         for (const { change, ready } of decodePayload(payload)?.changes ?? []) local.publish(change, ready);
       },
       () => local.publish({ type: "resync" }, true),
-    );
-  }
+    ));
+  if (options.listen) await listen();
 
   return {
     publish(change, ready = false) {
@@ -125,6 +130,7 @@ export async function createSharedChangeFeed(transport: ChangeTransport, options
       }
     },
     subscribe: local.subscribe,
+    listen,
     async close() {
       // What is waiting for its slot leaves now; nothing is sent after the transport closed.
       if (cancelFlush !== undefined) {

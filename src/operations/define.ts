@@ -33,6 +33,8 @@ export interface CliBinding {
   confirm?: (output: never) => string;
   /** The output is a job the command can follow with `--wait`. */
   follow?: boolean;
+  /** The output is a task's log the command can follow with `--follow` until the task ends. */
+  followLog?: boolean;
   /** An input field (a password) read as one line of standard input when its option is not given. */
   stdin?: string;
 }

@@ -1,10 +1,59 @@
-// `run-job --wait`: follows a job until it ends, showing progress (a bar on a terminal, plain lines
-// otherwise), then prints its result or its error.
+// `run-job --wait` follows a job until it ends, showing progress (a bar on a terminal, plain lines
+// otherwise), then prints its result or its error; `task logs --follow` prints a task's log as it
+// grows. Both refetch when the event stream says something changed, and poll when there is none.
 
+import type { StreamEvent } from "../../models/events.js";
 import { type JobDetail, TERMINAL_JOB_STATUSES } from "../../models/jobs.js";
 import { TERMINAL_TASK_STATUSES } from "../../models/tasks.js";
 import type { AnyOperation } from "../../operations/index.js";
 import type { Caller } from "./program.js";
+
+export interface EventFilter {
+  jobId?: string;
+  taskId?: string;
+}
+
+/** Subscribes to changes (the event stream); resolves with how to stop, rejects when there is no stream. */
+export type WatchEvents = (filter: EventFilter, onEvent: (event: StreamEvent) => void) => Promise<() => void>;
+
+/** Without a stream, how often to look (CONTRACT §10: polling every 2 s is the fallback). */
+const FALLBACK_POLL_MS = 2_000;
+/** How often a followed log is read between events. */
+const LOG_FALLBACK_POLL_MS = 500;
+/** With one, refetches stay at least this far apart however many events arrive. */
+const MIN_REFETCH_GAP_MS = 100;
+
+/** Wakes a follower when an event arrives, and by the clock: every `fallbackMs` with a stream, every POLL_MS without. */
+async function openWakeUps(watch: WatchEvents | undefined, filter: EventFilter, fallbackMs = FALLBACK_POLL_MS) {
+  let pending = false;
+  let wake: (() => void) | undefined;
+  const onEvent = () => {
+    pending = true;
+    wake?.();
+  };
+  const stop = watch ? await watch(filter, onEvent).catch(() => undefined) : undefined;
+  const intervalMs = stop ? fallbackMs : POLL_MS;
+  let lastAt = Date.now();
+  return {
+    async next(): Promise<void> {
+      const gap = lastAt + MIN_REFETCH_GAP_MS - Date.now();
+      if (gap > 0) await new Promise((resolve) => setTimeout(resolve, gap));
+      if (!pending) {
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, intervalMs);
+          wake = () => {
+            clearTimeout(timer);
+            resolve();
+          };
+        });
+      }
+      wake = undefined;
+      pending = false;
+      lastAt = Date.now();
+    },
+    stop: () => stop?.(),
+  };
+}
 
 export interface FollowIo {
   out(text: string): void;
@@ -13,6 +62,7 @@ export interface FollowIo {
   isTty: boolean;
 }
 
+/** The poll interval when no event stream could be opened. */
 const POLL_MS = 300;
 
 function bar(done: number, total: number, width = 30): string {
@@ -25,24 +75,87 @@ export async function followJob(
   call: Caller,
   operations: ReadonlyMap<string, AnyOperation>,
   io: FollowIo,
+  watch?: WatchEvents,
 ): Promise<JobDetail> {
   const getJob = operations.get("get_job")!;
+  // Subscribed before the first look: a change between the two is never missed.
+  const wakeUps = await openWakeUps(watch, { jobId });
   let last = "";
-  for (;;) {
-    const job = (await call(getJob, { ref: jobId })) as JobDetail;
-    const done = job.tasks.filter((t) => TERMINAL_TASK_STATUSES.includes(t.status)).length;
-    const line = io.isTty
-      ? `${bar(done, job.tasks.length)} ${done}/${job.tasks.length} tasks  ${job.status}`
-      : `${job.status}: ${done} of ${job.tasks.length} tasks done`;
-    if (line !== last) {
-      io.progress(line, io.isTty);
-      last = line;
+  try {
+    for (;;) {
+      const job = (await call(getJob, { ref: jobId })) as JobDetail;
+      const done = job.tasks.filter((t) => TERMINAL_TASK_STATUSES.includes(t.status)).length;
+      const line = io.isTty
+        ? `${bar(done, job.tasks.length)} ${done}/${job.tasks.length} tasks  ${job.status}`
+        : `${job.status}: ${done} of ${job.tasks.length} tasks done`;
+      if (line !== last) {
+        io.progress(line, io.isTty);
+        last = line;
+      }
+      if (TERMINAL_JOB_STATUSES.includes(job.status)) {
+        if (io.isTty) io.progress("", false);
+        return job;
+      }
+      await wakeUps.next();
     }
-    if (TERMINAL_JOB_STATUSES.includes(job.status)) {
-      if (io.isTty) io.progress("", false);
-      return job;
+  } finally {
+    wakeUps.stop();
+  }
+}
+
+interface TaskLogsView {
+  attempt: number | null;
+  available: boolean;
+  size_bytes: number | null;
+  content: string;
+}
+
+/**
+ * `task logs <id> --follow`: prints the log so far, then what each attempt appends, until the task
+ * ends. The file is read through get_task_logs (its last 1 MiB): only the bytes past what was
+ * printed are printed, whole lines only while the task runs.
+ */
+export async function followTaskLog(
+  taskId: string,
+  call: Caller,
+  operations: ReadonlyMap<string, AnyOperation>,
+  write: (text: string) => void,
+  watch?: WatchEvents,
+): Promise<void> {
+  const getTask = operations.get("get_task")!;
+  const getLogs = operations.get("get_task_logs")!;
+  // Only a server's stream tells of log lines (a process's own feed has task changes only), so
+  // between events the log is looked at more often than a job is.
+  const wakeUps = await openWakeUps(watch, { taskId }, LOG_FALLBACK_POLL_MS);
+  let attempt: number | null = null;
+  let printed = 0;
+  try {
+    for (;;) {
+      // The status first: logs read after a terminal status hold everything the task wrote.
+      const { status } = (await call(getTask, { id: taskId })) as { status: string };
+      const ended = TERMINAL_TASK_STATUSES.includes(status as never);
+      const logs = (await call(getLogs, { id: taskId })) as TaskLogsView;
+      if (logs.attempt !== attempt) {
+        if (attempt !== null) write(`--- attempt ${logs.attempt} ---\n`);
+        attempt = logs.attempt;
+        printed = 0;
+      }
+      if (logs.available && logs.size_bytes !== null && logs.size_bytes > printed) {
+        const bytes = Buffer.from(logs.content);
+        const heldFrom = logs.size_bytes - bytes.length;
+        if (printed < heldFrom) write(`[... ${heldFrom - printed} bytes not shown: see the log file ...]\n`);
+        const from = Math.max(printed, heldFrom);
+        let fresh = bytes.subarray(from - heldFrom);
+        // While the task runs a line may be half written: whole lines only, the rest next time.
+        if (!ended) fresh = fresh.subarray(0, fresh.lastIndexOf(0x0a) + 1);
+        if (fresh.length > 0) write(fresh.toString("utf8"));
+        printed = from + fresh.length;
+      }
+      if (ended) return;
+      await wakeUps.next();
     }
-    await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+  } finally {
+    wakeUps.stop();
   }
 }
 

@@ -5,7 +5,7 @@ import { Command, Option } from "commander";
 import { EXIT_CODES } from "../../core/errors.js";
 import type { AnyOperation } from "../../operations/index.js";
 import { coerceTextInput, inputSchemaOf } from "../../operations/schemas.js";
-import { followJob, resolveJobResult } from "./follow.js";
+import { type WatchEvents, followJob, followTaskLog, resolveJobResult } from "./follow.js";
 import { renderHuman } from "./render.js";
 
 /** `run-job --wait` saw the job end without completing; the CLI exits with EXIT_JOB_NOT_COMPLETED. */
@@ -29,6 +29,8 @@ export interface CliIo {
   ensureExecution?: () => Promise<() => Promise<void>>;
   /** One line of standard input, for a field the binding reads from there (CliBinding.stdin). */
   readLine?: () => Promise<string>;
+  /** Where `--wait` and `--follow` hear of changes (the event stream); without it they poll. */
+  watchEvents?: () => Promise<WatchEvents | undefined>;
 }
 
 /** Exit code of `run-job --wait` when the job ended FAILED or CANCELLED. */
@@ -69,6 +71,7 @@ export function addOperationCommands(program: Command, operations: readonly AnyO
     }
     command.option("--json", "print the JSON body exactly as the REST API returns it");
     if (op.cli.follow) command.option("--wait", "follow the job until it ends, then print its result or error");
+    if (op.cli.followLog) command.option("--follow", "print the log as it grows, until the task ends");
 
     command.action(async (...received: unknown[]) => {
       const options = received[args.length] as Record<string, unknown>;
@@ -80,29 +83,34 @@ export function addOperationCommands(program: Command, operations: readonly AnyO
       }
       const fromStdin = op.cli!.stdin;
       if (fromStdin && input[fromStdin] === undefined && io.readLine) input[fromStdin] = await io.readLine();
+      if (op.cli!.followLog && options.follow) {
+        // Each piece ends with a newline, which the output stream adds again.
+        return followTaskLog(String(input.id), call, byName(), (text) => io.out(text.replace(/\n$/, "")), await io.watchEvents?.());
+      }
       const output = await call(op, coerceTextInput(op, input));
       if (op.cli!.follow && options.wait) return waitAndReport((output as { id: string }).id, Boolean(options.json));
       io.out(options.json ? JSON.stringify(output ?? null, null, 2) : renderHuman(output, op.cli!));
     });
   }
 
+  function byName(): ReadonlyMap<string, AnyOperation> {
+    return new Map(operations.map((o) => [o.name, o]));
+  }
+
   async function waitAndReport(jobId: string, json: boolean): Promise<void> {
-    const byName = new Map(operations.map((o) => [o.name, o]));
+    const operationsByName = byName();
     const stopExecution = (await io.ensureExecution?.()) ?? (async () => undefined);
     // The id first: whatever happens to this command, the job can be found and followed again.
     io.err(`Job ${jobId} started; following it (jobhouse job get ${jobId})`);
     let job;
     try {
-      job = await followJob(jobId, call, byName, {
-        out: io.out,
-        isTty: Boolean(io.isTty),
-        progress: (text, sameLine) => (sameLine ? io.err(`\r\x1b[2K${text}`) : io.err(text)),
-      });
+      const progress = (text: string, sameLine: boolean) => (sameLine ? io.err(`\r\x1b[2K${text}`) : io.err(text));
+      job = await followJob(jobId, call, operationsByName, { out: io.out, isTty: Boolean(io.isTty), progress }, await io.watchEvents?.());
     } finally {
       await stopExecution();
     }
     // The job's result with task references followed: what the human form prints as "result:".
-    const result = job.status === "COMPLETED" ? await resolveJobResult(job, call, byName) : null;
+    const result = job.status === "COMPLETED" ? await resolveJobResult(job, call, operationsByName) : null;
     if (json) io.out(JSON.stringify({ ...job, result }, null, 2));
     else if (job.status === "COMPLETED") io.out(`Job ${job.id} (${job.name}) COMPLETED in ${job.duration_ms ?? 0} ms\nresult: ${JSON.stringify(result, null, 2)}`);
     else {
