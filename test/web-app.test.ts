@@ -165,6 +165,31 @@ async function heading(page: Page): Promise<string> {
     expect(after - before).toBeLessThanOrEqual(3);
   });
 
+  it("keeps one event stream for all its tabs, handed over when that tab closes, and shows a job's end", async () => {
+    const context = await browser.newContext();
+    try {
+      const first = await context.newPage();
+      const firstLog = record(first);
+      await first.goto(`${base}/?p=jobs`);
+      await first.getByRole("status").filter({ hasText: "Live" }).waitFor();
+      const second = await context.newPage();
+      const secondLog = record(second);
+      const napping = (await h.call("run_job", { name: entry("nap"), kwargs: { ms: 1_500 } })) as { id: string };
+      await second.goto(`${base}/?p=job&id=${napping.id}`);
+      // The second tab hears the first one's stream: live, without a stream of its own.
+      await second.getByRole("status").filter({ hasText: "Live" }).waitFor();
+      const streams = (l: PageRecord) => l.requests.filter((r) => r.startsWith("GET ") && r.includes("/api/v0/events")).length;
+      expect([streams(firstLog), streams(secondLog)]).toEqual([1, 0]);
+      await first.close();
+      await waitFor("the second tab to take the stream over", async () => streams(secondLog) === 1);
+      await second.getByRole("status").filter({ hasText: "Live" }).waitFor();
+      expect((await waitForJob(h, napping.id)).status).toBe("COMPLETED");
+      await second.getByText("COMPLETED", { exact: true }).first().waitFor();
+    } finally {
+      await context.close();
+    }
+  });
+
   it("opens a deep link on reload, and an unknown view says so", async () => {
     await page.goto(`${base}/?p=job&id=${primes.id}`);
     await page.reload();

@@ -2,10 +2,11 @@
 // the login view, then shows the view the address names (`?p=`) under one navigation bar.
 
 import { useQuery, useQueryClient } from "@tanstack/react-query";
-import { useEffect, useSyncExternalStore, type ReactNode } from "react";
+import { useEffect, useState, useSyncExternalStore, type ReactNode } from "react";
 import type { HealthView, MeView } from "../../src/models/index.js";
 import type { ApiClient } from "./api/client.js";
 import { SessionProvider, type Session } from "./api/context.js";
+import { type LiveState, startLiveUpdates } from "./api/live.js";
 import { Link } from "./components/Link.js";
 import { ErrorState, Loading } from "./components/States.js";
 import { ThemeToggle } from "./components/ThemeToggle.js";
@@ -61,6 +62,10 @@ function Signed({ client, health, route }: { client: ApiClient; health: Health; 
     refetchInterval: 60_000,
   });
   const onLogin = route.view === "login";
+  const [live, setLive] = useState<LiveState>("connecting");
+  const ready = signedIn && me.isSuccess;
+  // Signed in: the event stream makes every view refetch as soon as what it shows changed.
+  useEffect(() => (ready ? startLiveUpdates(client, queryClient, setLive) : undefined), [ready, client, queryClient, version]);
 
   // Signed out (logout, or a 401 that one refresh could not mend): forget what the last caller saw.
   useEffect(() => {
@@ -82,7 +87,7 @@ function Signed({ client, health, route }: { client: ApiClient; health: Health; 
   const session: Session = { client, me: me.data, mode: health.mode };
   return (
     <SessionProvider value={session}>
-      <Frame route={route} session={session}>
+      <Frame route={route} session={session} live={live}>
         <CurrentView route={route} />
       </Frame>
     </SessionProvider>
@@ -125,7 +130,7 @@ const NAV: [ViewName, string, ViewName[]][] = [
   ["objects", "Objects", ["objects", "object"]],
 ];
 
-function Frame({ children, route, session }: { children: ReactNode; route?: Route; session?: Session }) {
+function Frame({ children, route, session, live }: { children: ReactNode; route?: Route; session?: Session; live?: LiveState }) {
   return (
     <>
       <a className="skip-link" href="#main">
@@ -149,6 +154,7 @@ function Frame({ children, route, session }: { children: ReactNode; route?: Rout
           </nav>
         ) : null}
         <div className="topbar-end">
+          {live ? <LiveBadge state={live} /> : null}
           {session ? <UserMenu session={session} /> : null}
           <ThemeToggle />
         </div>
@@ -173,5 +179,20 @@ function UserMenu({ session }: { session: Session }) {
         </button>
       ) : null}
     </>
+  );
+}
+
+/** Whether changes arrive as they happen, or only by the 2 s refresh. */
+function LiveBadge({ state }: { state: LiveState }) {
+  const [label, title] =
+    state === "live"
+      ? ["Live", "Changes appear as they happen (event stream connected)"]
+      : state === "connecting"
+        ? ["Connecting", "Opening the event stream; the page refreshes every 2 s meanwhile"]
+        : ["Polling", "The event stream is not connected: the page refreshes every 2 s"];
+  return (
+    <span className={`live-badge live-${state}`} title={title} role="status">
+      {label}
+    </span>
   );
 }

@@ -45,6 +45,8 @@ export interface ApiClient {
   /** True when a request could carry a credential the server may accept. */
   hasCredentials(): boolean;
   request<T>(method: string, path: string, body?: unknown): Promise<T>;
+  /** Opens a GET that answers a stream (the event stream): the response once it is 200, else an ApiError. */
+  stream(path: string, headers: Record<string, string>, signal: AbortSignal): Promise<Response>;
   login(username: string, password: string): Promise<void>;
   useApiToken(token: string): Promise<void>;
   logout(): Promise<void>;
@@ -87,8 +89,8 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
     return null;
   };
 
-  async function send(method: string, path: string, body: unknown): Promise<Response> {
-    const headers: Record<string, string> = { accept: "application/json" };
+  async function send(method: string, path: string, body: unknown, extra: { headers?: Record<string, string>; signal?: AbortSignal } = {}): Promise<Response> {
+    const headers: Record<string, string> = { accept: "application/json", ...extra.headers };
     const token = bearer();
     if (token) headers.authorization = `Bearer ${token}`;
     if (body !== undefined) headers["content-type"] = "application/json";
@@ -97,6 +99,7 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
         method,
         headers,
         ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+        ...(extra.signal ? { signal: extra.signal } : {}),
       });
     } catch (error) {
       throw new ApiError(0, "network", `the server did not answer (${error instanceof Error ? error.message : String(error)})`);
@@ -134,10 +137,11 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
     return refreshing;
   }
 
-  async function request<T>(method: string, path: string, body?: unknown): Promise<T> {
-    let response = await send(method, path, body);
+  /** Sends, refreshes once on a 401 (Scheme B) and sends again; a 401 after that signs out. */
+  async function authorized(method: string, path: string, body: unknown, extra: Parameters<typeof send>[3] = {}): Promise<Response> {
+    let response = await send(method, path, body, extra);
     if (response.status === 401 && scheme === "users" && (await refreshOnce())) {
-      response = await send(method, path, body);
+      response = await send(method, path, body, extra);
     }
     if (response.status === 401) {
       const problem = await problemOf(response);
@@ -145,6 +149,11 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
       throw problem;
     }
     if (!response.ok) throw await problemOf(response);
+    return response;
+  }
+
+  async function request<T>(method: string, path: string, body?: unknown): Promise<T> {
+    const response = await authorized(method, path, body);
     if (response.status === 204) return undefined as T;
     return (await response.json()) as T;
   }
@@ -160,6 +169,7 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
       return accessToken !== null || storage.getItem(REFRESH_TOKEN_KEY) !== null;
     },
     request,
+    stream: (path, headers, signal) => authorized("GET", path, undefined, { headers: { accept: "text/event-stream", ...headers }, signal }),
     async login(username, password) {
       const response = await send("POST", "/auth/login", { username, password });
       if (!response.ok) throw await problemOf(response);
