@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { BIN, freePort } from "./support/processes.js";
 import { BACKENDS } from "./support/backends.js";
 import { waitFor } from "./support/engine.js";
+import { jobStatusesIn, openEventStream } from "./support/event-client.js";
 
 const distributed = BACKENDS.find((b) => b.name === "distributed");
 
@@ -100,6 +101,33 @@ describe.runIf(distributed)("distributed processes", () => {
     await waitLong("the job to complete", async () => (await jobStatus(id)) === "COMPLETED");
     rest.child.kill("SIGTERM");
     expect(await rest.exited).toBe(0);
+  });
+
+  it("the server's event stream carries what a worker process does, its log lines included (NOTIFY)", async () => {
+    const stream = await openEventStream(`${url}/api/v0/events`);
+    try {
+      const { id } = await runJob("test/fixtures/jobs.ts:talkerJob", { lines: 3, everyMs: 50, waitMs: 500 });
+      const worker = spawnProcess(["worker", "start"]);
+      // Stopped however the test ends: a worker left running would take the next tests' tasks.
+      const stopWorker = async () => {
+        worker.child.kill("SIGTERM");
+        expect(await worker.exited).toBe(0);
+      };
+      const talker = await waitLong("the talker task", async () => (await api<{ tasks: { id: string; name: string }[] }>(`/jobs/${id}`)).tasks.find((t) => t.name === "talker"));
+      const logs = await openEventStream(`${url}/api/v0/events?task_id=${talker.id}`);
+      try {
+        await stream.next("the job's end", (e) => e.type === "job.updated" && e.data.id === id && e.data.status === "COMPLETED", 30_000);
+        expect(jobStatusesIn(stream.events, id)).toEqual(["PENDING", "RUNNING", "COMPLETED"]);
+        await logs.next("the task's end", (e) => e.type === "task.updated" && e.data.status === "COMPLETED");
+        const text = logs.events.flatMap((e) => (e.type === "task.log" ? [e.data.text] : [])).join("");
+        expect(text.match(/INFO line \d /g), logs.text()).toEqual(["INFO line 1 ", "INFO line 2 ", "INFO line 3 "]);
+      } finally {
+        logs.close();
+        await stopWorker();
+      }
+    } finally {
+      stream.close();
+    }
   });
 
   it("kill -9 of a worker mid-task: background start declares it LOST and another worker retries the task", async () => {

@@ -11,6 +11,7 @@ import { ManualClock } from "../src/core/clock.js";
 import { createLogger } from "../src/core/log.js";
 import { BACKENDS, forEachBackend } from "./support/backends.js";
 import { addObject, addWorker } from "./support/fixtures.js";
+import { openEventStream } from "./support/event-client.js";
 import { type Harness, startHarness } from "./support/harness.js";
 
 const SECRET = "a-test-signing-secret-of-at-least-32-bytes!";
@@ -200,6 +201,18 @@ interface Pair {
         for (const token of [viewer, admin]) expect((await h.http(method, path, undefined, bearer(token))).status).toBe(200);
       });
     }
+
+    it("the event stream: viewer yes, admin yes, no token no", async () => {
+      const base = await h.listen();
+      for (const token of [viewer, admin]) {
+        const stream = await openEventStream(`${base}/api/v0/events`, bearer(token));
+        stream.close();
+        expect(stream.status).toBe(200);
+      }
+      const refused = await openEventStream(`${base}/api/v0/events`);
+      await refused.ended;
+      expect([refused.status, JSON.parse(refused.text()).code]).toEqual([401, "unauthorized"]);
+    });
 
     const adminOnly: [string, string, string, unknown?][] = [
       ["run a job", "POST", "/api/v0/jobs:run", { name: "test/fixtures/jobs.ts:hello" }],
