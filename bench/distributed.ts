@@ -8,7 +8,7 @@
 // Run: npm run bench:distributed [-- --runs 3 --workers 1,2,4 --n 10000 --chain 300 --only jobhouse
 // --profile /tmp/prof]
 
-import { type ChildProcess, spawn } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { join } from "node:path";
 import { makeWorkerUtils, run, runMigrations } from "graphile-worker";
 import { openService } from "../src/app/context.js";
@@ -16,6 +16,7 @@ import { loadConfig } from "../src/core/config.js";
 import { createLogger } from "../src/core/log.js";
 import { SYNTHETIC_ADMIN, invoke, operationByName } from "../src/operations/index.js";
 import { PG_URL, adminQuery, freshStores, unique } from "./distributed-stores.js";
+import { startChild, stopChildren } from "./processes.js";
 
 const BIN = join(import.meta.dirname, "..", "bin", "jobhouse.mjs");
 const RUN_TS = join(import.meta.dirname, "..", "bin", "run-ts.mjs");
@@ -63,34 +64,6 @@ if (argv[0] === "--graphile-child") {
   await runner.promise;
 } else {
   await main();
-}
-
-function startChild(args: string[], env: NodeJS.ProcessEnv, readyLine: RegExp): Promise<{ child: ChildProcess; output: () => string }> {
-  const child = spawn(process.execPath, args, { env, stdio: ["ignore", "pipe", "pipe"] });
-  let output = "";
-  return new Promise((resolve, reject) => {
-    const onData = (chunk: Buffer) => {
-      output += chunk;
-      if (readyLine.test(output)) resolve({ child, output: () => output });
-    };
-    child.stdout!.on("data", onData);
-    child.stderr!.on("data", onData);
-    child.once("exit", (code) => reject(new Error(`${args.join(" ")} exited with ${code} before it was ready:\n${output}`)));
-  });
-}
-
-async function stopChildren(children: ChildProcess[]): Promise<void> {
-  await Promise.all(
-    children.map(
-      (child) =>
-        new Promise<void>((resolve) => {
-          if (child.exitCode !== null) return resolve();
-          child.once("exit", () => resolve());
-          child.kill("SIGTERM");
-          setTimeout(() => child.kill("SIGKILL"), 10_000).unref();
-        }),
-    ),
-  );
 }
 
 // ---------------------------------------------------------------- jobhouse

@@ -55,7 +55,7 @@ export interface EventHubOptions {
 }
 
 const DEFAULT_RETAINED = 2_000;
-const DEFAULT_BATCH_INTERVAL_MS = 50;
+const DEFAULT_BATCH_INTERVAL_MS = 20;
 /** Job names never change: a bounded map of the recent ones saves a lookup per job event. */
 const NAMES_KEPT = 10_000;
 
