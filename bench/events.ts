@@ -189,10 +189,10 @@ async function load(clients: number): Promise<LoadFigures> {
     let rssPeakMb = rssStartMb;
     const sampler = setInterval(() => void rssMb(deployment.serverPid).then((mb) => (rssPeakMb = Math.max(rssPeakMb, mb)), () => undefined), 200);
     const { id } = await api<{ id: string }>(deployment.url, "/jobs:run", { name: "bench/jobs.ts:fanOutNoop", kwargs: { n: N } });
-    // The list's one row (this server ran only this job): cheap to ask, unlike the 10,000-task detail.
+    // The job's row in the list (its name's latest run): cheap to ask, unlike the 10,000-task detail.
     let job: Timed & { id: string; status: string };
     for (;;) {
-      job = (await api<{ items: (Timed & { id: string; status: string })[] }>(deployment.url, "/jobs?limit=1")).items[0]!;
+      job = (await api<{ items: (Timed & { id: string; status: string })[] }>(deployment.url, "/jobs?name=fan_out_noop&limit=1")).items[0]!;
       if (job.id === id && job.status !== "PENDING" && job.status !== "RUNNING") break;
       await sleep(250);
     }

@@ -78,7 +78,7 @@ export async function buildHttpApp(
   const contextFor = (request: FastifyRequest): OperationContext => request.operationContext ?? { ...service, principal: ANONYMOUS };
 
   registerOperationRoutes(app, operations, authenticate, contextFor);
-  registerEventStream(app, service, authenticate, contextFor, options.eventLimits);
+  registerEventStream(app, service, authenticate, options.eventLimits);
   await registerDocs(app, buildOpenApiDocument(operations, service.version, { [EVENTS_PATH]: EVENTS_PATH_ITEM }));
 
   const mcp = createMcpEndpoint(operations, service.version, service.log);

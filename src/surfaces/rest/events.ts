@@ -5,7 +5,7 @@
 import type { ServerResponse } from "node:http";
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import { invalid, notFound } from "../../core/errors.js";
-import type { OperationContext, ServiceContext } from "../../operations/index.js";
+import type { ServiceContext } from "../../operations/index.js";
 
 export const EVENTS_PATH = "/api/v0/events";
 
@@ -73,12 +73,11 @@ function parseFilters(query: unknown): Filters {
 export function registerEventStream(
   app: FastifyInstance,
   service: ServiceContext,
+  /** Any role may watch (viewers included): being authenticated is enough. */
   authenticate: (request: FastifyRequest) => Promise<void>,
-  contextFor: (request: FastifyRequest) => OperationContext,
   limits: EventStreamLimits = DEFAULT_EVENT_STREAM_LIMITS,
 ): void {
   app.get(EVENTS_PATH, { onRequest: authenticate }, async (request, reply) => {
-    contextFor(request); // Authenticated above; any role may watch (viewers included).
     const filters = parseFilters(request.query);
     const follower = filters.taskId === undefined ? undefined : await service.events.followTaskLog(filters.taskId);
     if (filters.taskId !== undefined && !follower) throw notFound(`task ${filters.taskId} does not exist`);
