@@ -172,6 +172,9 @@ interface LoadFigures {
   perSecond: number;
   rssStartMb: number;
   rssPeakMb: number;
+  /** CPU seconds over the fan-out: the server's, and the stream readers' (another process). */
+  serverCpuS: number;
+  readersCpuS?: number;
   clientBytes?: number;
   clientsClosed?: number;
 }
@@ -181,6 +184,12 @@ async function rssMb(pid: number): Promise<number> {
   return Number(/VmRSS:\s+(\d+)/.exec(status)![1]) / 1024;
 }
 
+/** CPU seconds a process has used (user + system), from /proc. */
+async function cpuSeconds(pid: number): Promise<number> {
+  const fields = (await readFile(`/proc/${pid}/stat`, "utf8")).split(") ")[1]!.split(" ");
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
 async function load(clients: number): Promise<LoadFigures> {
   const deployment = await startLocal();
   try {
@@ -188,6 +197,7 @@ async function load(clients: number): Promise<LoadFigures> {
     const rssStartMb = await rssMb(deployment.serverPid);
     let rssPeakMb = rssStartMb;
     const sampler = setInterval(() => void rssMb(deployment.serverPid).then((mb) => (rssPeakMb = Math.max(rssPeakMb, mb)), () => undefined), 200);
+    const cpuAtStart = [await cpuSeconds(deployment.serverPid), readers ? await cpuSeconds(readers.child.pid!) : 0];
     const { id } = await api<{ id: string }>(deployment.url, "/jobs:run", { name: "bench/jobs.ts:fanOutNoop", kwargs: { n: N } });
     // The job's row in the list (its name's latest run): cheap to ask, unlike the 10,000-task detail.
     let job: Timed & { id: string; status: string };
@@ -197,6 +207,8 @@ async function load(clients: number): Promise<LoadFigures> {
       await sleep(250);
     }
     clearInterval(sampler);
+    const serverCpuS = (await cpuSeconds(deployment.serverPid)) - cpuAtStart[0]!;
+    const readersCpuS = readers ? (await cpuSeconds(readers.child.pid!)) - cpuAtStart[1]! : undefined;
     const perSecond = N / ((Date.parse(job.completed_at!) - Date.parse(job.started_at!)) / 1000);
     let clientFigures = {};
     if (readers) {
@@ -205,7 +217,7 @@ async function load(clients: number): Promise<LoadFigures> {
       const { bytes, closed } = JSON.parse(await summary) as { bytes: number; closed: number };
       clientFigures = { clientBytes: bytes, clientsClosed: closed };
     }
-    return { perSecond, rssStartMb, rssPeakMb, ...clientFigures };
+    return { perSecond, rssStartMb, rssPeakMb, serverCpuS, ...(readersCpuS === undefined ? {} : { readersCpuS }), ...clientFigures };
   } finally {
     await deployment.stop();
   }
@@ -248,7 +260,11 @@ async function main(): Promise<void> {
     }
     const base = median(without.map((f) => f.perSecond));
     const loaded = median(withClients.map((f) => f.perSecond));
-    console.log(`load: ${base.toFixed(0)} tasks/s without clients, ${loaded.toFixed(0)} with ${CLIENTS} (${((loaded / base) * 100).toFixed(1)}%)`);
+    // The machine drifts between runs more than the clients cost: each run's pair, measured back to
+    // back, is the fairer comparison.
+    const paired = median(withClients.map((f, i) => f.perSecond / without[i]!.perSecond));
+    console.log(`load: ${base.toFixed(0)} tasks/s without clients, ${loaded.toFixed(0)} with ${CLIENTS} (${((loaded / base) * 100).toFixed(1)}%); median of each run's pair: ${(paired * 100).toFixed(1)}%`);
+    console.log(`load: server CPU over the fan-out ${median(without.map((f) => f.serverCpuS)).toFixed(1)} s without clients, ${median(withClients.map((f) => f.serverCpuS)).toFixed(1)} s with; the readers' process ${median(withClients.map((f) => f.readersCpuS!)).toFixed(1)} s`);
     console.log(`load: server RSS peak ${median(without.map((f) => f.rssPeakMb)).toFixed(0)} MB without clients, ${median(withClients.map((f) => f.rssPeakMb)).toFixed(0)} MB with (start ${median(withClients.map((f) => f.rssStartMb)).toFixed(0)} MB)`);
   }
 }

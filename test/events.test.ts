@@ -118,6 +118,19 @@ forEachBackend("the event stream", (backend) => {
     await lost.next("a resync", (e) => e.type === "resync");
   });
 
+  it("hears what another process does to the store: a run and a cancel from the CLI", async () => {
+    // The CLI opens its own service: on PostgreSQL its changes come by NOTIFY; on SQLite the
+    // server finds them by looking every 2 s.
+    const stream = await open();
+    const run = await h.cli("run-job", entry("nap"), "--kwargs", '{"ms":60000}', "--json");
+    const { id } = JSON.parse(run.out) as { id: string };
+    await stream.next("the nap running", (e) => e.type === "job.updated" && e.data.id === id && e.data.status === "RUNNING");
+    expect((await h.cli("job", "cancel", id)).code).toBe(0);
+    const cancelled = await stream.next("the cancel", (e) => e.type === "job.updated" && e.data.id === id && e.data.status === "CANCELLED");
+    expect(cancelled.data).toMatchObject({ name: "nap" });
+    await waitForJob(h, id);
+  });
+
   it("needs the bearer token when one is set", async () => {
     process.env.SERVICE_API_TOKEN = "events-token";
     const refused = await h.http("GET", "/api/v0/events");

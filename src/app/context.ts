@@ -72,7 +72,11 @@ export async function openService(config: Config, options: OpenServiceOptions = 
     spawnWorker: detachedWorkerSpawner(config),
     results: new ResultCache(),
     changes,
-    events: createEventHub(changes, db, { logDir: config.logDir, onError: (error) => log.warn(`event stream: ${(error as Error)?.message ?? error}`) }),
+    events: createEventHub(changes, db, {
+      logDir: config.logDir,
+      pollForeignChanges: config.sql.dialect !== "postgres",
+      onError: (error) => log.warn(`event stream: ${(error as Error)?.message ?? error}`),
+    }),
     async close() {
       if (renewal) clearInterval(renewal);
       await changes.close();

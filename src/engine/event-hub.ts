@@ -5,6 +5,7 @@
 import type { Store } from "../store/db.js";
 import { findJobById } from "../store/jobs.js";
 import type { ChangeFeed, Change } from "./changes.js";
+import { pollForeignJobChanges } from "./foreign-changes.js";
 import { type LogFollower, followTaskLog } from "./log-follower.js";
 
 export type HubEventType = "job.updated" | "task.updated" | "resync";
@@ -47,6 +48,11 @@ export interface EventHub {
 export interface EventHubOptions {
   /** Where attempt logs are written when a task row does not name its file. */
   logDir: string;
+  /**
+   * SQLite: other processes (the CLI) write the store without telling this one; while anyone
+   * listens, look for their job changes every 2 s (engine/foreign-changes.ts).
+   */
+  pollForeignChanges?: boolean;
   /** Events kept for reconnecting clients. */
   retained?: number;
   /**
@@ -158,6 +164,7 @@ export function createEventHub(changes: ChangeFeed, db: Store, options: EventHub
       if (!started) {
         started = true;
         changes.subscribe(({ change }) => onChange(change));
+        if (options.pollForeignChanges) pollForeignJobChanges(db, changes, { active: () => listeners.size > 0, onError: options.onError ?? (() => undefined) });
       }
       listeners.add(listener);
       return () => listeners.delete(listener);
