@@ -60,7 +60,7 @@ describe("local start", () => {
     expect(health).toMatchObject({ status: "ok", mode: "local" });
   });
 
-  it("sends column-store commands to the running server and the rest in-process", () => {
+  it("sends column-store commands and writes to the running server, and reads in-process", () => {
     const data = cli("data", "list", "--json");
     expect(data.status, data.stderr).toBe(0);
     expect(JSON.parse(data.stdout)).toEqual({ items: [], total: 0, next_cursor: null });
@@ -83,6 +83,21 @@ describe("local start", () => {
     expect(await endedStatus(url, started.id)).toBe("COMPLETED");
     const workers = (await (await fetch(`${url}/api/v0/workers?status=ACTIVE`)).json()) as { items: { pid: number }[] };
     expect(workers.items.map((w) => w.pid)).toContain(server.pid);
+  });
+
+  it("resolves a CLI entrypoint where the server will load it: a file only the CLI's folder has is refused at once", () => {
+    const elsewhere = mkdtempSync(join(tmpdir(), "jobhouse-elsewhere-"));
+    writeFileSync(join(elsewhere, "math.ts"), 'import { job } from "jobhouse";\nexport const pipeline = job("math", async () => 1);\n');
+    const inFolder = (...argv: string[]) => spawnSync(process.execPath, [BIN, ...argv], { env, encoding: "utf8", cwd: elsewhere });
+    for (const argv of [["run-job", "math.ts:pipeline"], ["register-job", "math.ts:pipeline", "--name", "math"]]) {
+      const refused = inFolder(...argv);
+      expect(refused.status, refused.stderr).toBe(4);
+      expect(refused.stderr).toMatch(/math\.ts/);
+      expect(refused.stderr).not.toContain(elsewhere);
+    }
+    // Nothing was stored that would fail later.
+    expect(cli("job", "list", "--name", "math", "--json").stdout).toContain('"items": []');
+    expect(cli("registered-job", "list", "--json").stdout).not.toContain('"math"');
   });
 
   it("follows the server's event stream: run-job --wait, and task logs --follow until the task ends", async () => {

@@ -99,16 +99,19 @@ export async function runCli(argv: string[], options: CliOptions = {}): Promise<
   const setExitCode = (code: number) => (exitCode = code);
   const getService = async () => (service ??= await openService(getConfig()));
 
-  // Operations that need chDB go to a running local server: its process holds the engine's lock.
+  // A running local server takes the operations that need chDB (its process holds the engine's
+  // lock) and every write: an entrypoint then names the file the server will load (resolved against
+  // its job roots, refused at once with 422 when it is not there, never at run time), and its
+  // change feed, the event stream, hears every change. Reads stay in-process.
   const call: Caller = async (op: AnyOperation, input) => {
     const cfg = getConfig();
-    if (op.usesColumnStore && cfg.mode === "local") {
+    if ((op.usesColumnStore || op.mutates) && cfg.mode === "local") {
       const server = readLiveServer(cfg.home);
       if (server && op.http) {
         return callOverHttp(server.url, op, input, credentialOf(server));
       }
-      // Only setup reaches here (every other column-store operation has an HTTP address), and the
-      // running server already set this home up when it started.
+      // Only setup reaches here (every other such operation has an HTTP address), and the running
+      // server already set this home up when it started.
       if (server) throw new NothingToDo(`A local server is running at ${server.url}; it set up ${cfg.home} when it started.`);
     }
     const svc = await getService();
