@@ -57,7 +57,9 @@ function mask(value: unknown): unknown {
       .replace(/"\d{15,20}"/g, '"<id>"')
       .replace(/"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z"/g, '"<time>"')
       .replace(/"(t|p|j)_\d+(_[a-z0-9_]+)?"/g, '"<table>"')
-      .replace(/_(rest|cli|mcp)\b/g, "_<surface>"),
+      .replace(/_(rest|cli|mcp)\b/g, "_<surface>")
+      // How long a readiness check took.
+      .replace(/"ms":[\d.]+/g, '"ms":"<ms>"'),
   );
 }
 
@@ -90,6 +92,7 @@ const scenarios: Scenario[] = [
   { op: "get_task", arrange: async (h) => ({ id: ((await h.call("get_job", { ref: "parity" })) as { tasks: { id: string }[] }).tasks[0]!.id }) },
   { op: "get_task_logs", mcp: false, arrange: async (h) => ({ id: ((await h.call("get_job", { ref: "parity" })) as { tasks: { id: string }[] }).tasks[0]!.id }) },
   { op: "health", mcp: false, arrange: async () => ({}) },
+  { op: "ready", mcp: false, arrange: async () => ({}) },
   { op: "get_me", mcp: false, arrange: async () => ({}) },
   { op: "create_user", mcp: false, arrange: async (_h, surface) => ({ username: `new_${surface}`, password: "correct horse", role: "viewer" }) },
   { op: "list_users", mcp: false, arrange: async () => ({ limit: 10 }) },

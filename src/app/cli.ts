@@ -8,6 +8,7 @@ import { type AnyOperation, SYNTHETIC_ADMIN, invoke, operations } from "../opera
 import { EXIT_JOB_NOT_COMPLETED, JobNotCompleted, addOperationCommands, type Caller } from "../surfaces/cli/program.js";
 import { openService, type OpenedService } from "./context.js";
 import { startEngine } from "./engine-runtime.js";
+import { createLogger } from "../core/log.js";
 import { watchInProcess, watchOverHttp } from "./event-watch.js";
 import { type LocalCredential, callOverHttp } from "./http-caller.js";
 import { LOCAL_SECRET_HEADER } from "../surfaces/rest/auth.js";
@@ -97,7 +98,12 @@ export async function runCli(argv: string[], options: CliOptions = {}): Promise<
   const getConfig = () => (config ??= loadConfig(options.env));
   let exitCode = 0;
   const setExitCode = (code: number) => (exitCode = code);
-  const getService = async () => (service ??= await openService(getConfig()));
+  // The command reports its own outcome; the service's lines (a job's end when `--wait` runs it
+  // here) would say it twice. Errors still show, and everything with SERVICE_LOG_LEVEL=debug.
+  const getService = async () => {
+    const cfg = getConfig();
+    return (service ??= await openService(cfg, { log: createLogger(cfg.logLevel === "debug" ? "debug" : "error", undefined, cfg.logFormat) }));
+  };
 
   // A running local server takes the operations that need chDB (its process holds the engine's
   // lock) and every write: an entrypoint then names the file the server will load (resolved against

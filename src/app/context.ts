@@ -39,7 +39,7 @@ const LEASE_TTL_MS = 10 * 60_000;
 
 export async function openService(config: Config, options: OpenServiceOptions = {}): Promise<OpenedService> {
   const clock = options.clock ?? systemClock;
-  const log = options.log ?? createLogger(config.logLevel);
+  const log = options.log ?? createLogger(config.logLevel, undefined, config.logFormat);
   const db = openStore(config.sql, { pgSchema: options.pgSchema });
 
   const holder = `${hostname()}:${process.pid}:${Math.random().toString(36).slice(2, 8)}`;

@@ -9,6 +9,7 @@ import { readApiToken, type Config } from "../core/config.js";
 import { unavailable, invalid } from "../core/errors.js";
 import { invoke, operationByName, operations, SYNTHETIC_ADMIN } from "../operations/index.js";
 import { buildHttpApp } from "../surfaces/rest/app.js";
+import { createMetrics } from "./metrics.js";
 import { openService, type OpenedService } from "./context.js";
 import { type EngineRuntime, startEngine } from "./engine-runtime.js";
 import { reapDeadLocalWorkers } from "../engine/background.js";
@@ -68,7 +69,7 @@ export async function startLocalServer(config: Config, options: LocalServerOptio
     if (reaped > 0) service.log.warn(`${reaped} worker(s) of an earlier process were gone: their tasks are retried now`);
     const secret = randomBytes(24).toString("base64url");
     const host = "127.0.0.1";
-    const app = await buildHttpApp(service, operations, { webRoot: WEB_ROOT, localSecret: secret, listenHost: host, allowedHosts: config.allowedHosts });
+    const app = await buildHttpApp(service, operations, { webRoot: WEB_ROOT, localSecret: secret, listenHost: host, allowedHosts: config.allowedHosts, metrics: createMetrics(service) });
     // The port first: a taken one refuses the start before any worker or background loop runs.
     const boundPort = await listenOrRefuse(app, host, port);
     const engine = await startEngine(service, {

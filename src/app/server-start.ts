@@ -8,6 +8,7 @@ import { readApiToken, redactUrl, type Config } from "../core/config.js";
 import { invalid, unavailable } from "../core/errors.js";
 import { invoke, operationByName, operations, SYNTHETIC_ADMIN } from "../operations/index.js";
 import { buildHttpApp } from "../surfaces/rest/app.js";
+import { createMetrics } from "./metrics.js";
 import { migrateToLatest } from "../store/migrate.js";
 import { type OpenedService, openService } from "./context.js";
 import { MIN_JWT_SECRET_BYTES } from "../core/access-tokens.js";
@@ -40,7 +41,7 @@ export async function runServer(config: Config, options: ServerStartOptions): Pr
     await invoke(operationByName.get("setup")!, {}, { ...service, principal: SYNTHETIC_ADMIN });
     if (config.auth === "users") await seedAdmin(service);
     else if (readApiToken() === null) service.log.warn("SERVICE_API_TOKEN is not set: the server is open, every request is allowed");
-    const app = await buildHttpApp(service, operations, { webRoot: WEB_ROOT, listenHost: options.host, allowedHosts: config.allowedHosts, tls });
+    const app = await buildHttpApp(service, operations, { webRoot: WEB_ROOT, listenHost: options.host, allowedHosts: config.allowedHosts, tls, metrics: createMetrics(service) });
     const port = await listenOrRefuse(app, options.host, options.port);
     service.log.info(`jobhouse ${service.version} listening on ${tls ? "https" : "http"}://${options.host}:${port} (distributed mode, no workers in this process)`);
     service.log.info(`got ${await untilStopSignal()}: shutting down`);

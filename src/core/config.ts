@@ -39,6 +39,8 @@ export interface Config {
   /** Tasks an in-process or `worker start` worker runs at once. */
   workerConcurrency: number;
   logLevel: "debug" | "info" | "warn" | "error";
+  /** SERVICE_LOG_FORMAT: `text` (a line a person reads) or `json` (one object per line, for log shippers). */
+  logFormat: "text" | "json";
   /** SERVICE_ALLOWED_HOSTS: Host names a loopback-bound server answers besides loopback ones. */
   allowedHosts: readonly string[];
   /** Folders entrypoint modules may come from: SERVICE_JOBS_PATH, else the working directory. */
@@ -90,6 +92,10 @@ export function loadConfig(env: Env = process.env): Config {
   if (preservation !== "NONE" && preservation !== "FULL") {
     throw new ConfigError(`SERVICE_DEFAULT_PRESERVATION_MODE must be NONE or FULL, got "${env.SERVICE_DEFAULT_PRESERVATION_MODE}"`);
   }
+  const logFormat = (nonEmpty(env.SERVICE_LOG_FORMAT) ?? "text").toLowerCase();
+  if (!["text", "json"].includes(logFormat)) {
+    throw new ConfigError(`SERVICE_LOG_FORMAT must be text or json, got "${env.SERVICE_LOG_FORMAT}"`);
+  }
   const logLevel = (nonEmpty(env.SERVICE_LOG_LEVEL) ?? "info").toLowerCase();
   if (!["debug", "info", "warn", "error"].includes(logLevel)) {
     throw new ConfigError(`SERVICE_LOG_LEVEL must be one of debug, info, warn, error`);
@@ -113,6 +119,7 @@ export function loadConfig(env: Env = process.env): Config {
     workerTimeoutS: positiveNumber(env, "SERVICE_WORKER_TIMEOUT", 30)!,
     workerConcurrency: Math.floor(positiveNumber(env, "SERVICE_WORKER_CONCURRENCY", 4)!),
     logLevel: logLevel as Config["logLevel"],
+    logFormat: logFormat as Config["logFormat"],
     allowedHosts: Object.freeze(list(env.SERVICE_ALLOWED_HOSTS, ",").map((host) => host.toLowerCase())),
     jobRoots: Object.freeze(jobRoots(env.SERVICE_JOBS_PATH)),
     jobPackages: Object.freeze(list(env.SERVICE_JOBS_PACKAGES, ",")),

@@ -10,11 +10,19 @@ export interface Logger {
   error(msg: string, extra?: Record<string, unknown>): void;
 }
 
-export function createLogger(level: LogLevel = "info", write: (line: string) => void = (l) => process.stderr.write(l)): Logger {
+export type LogFormat = "text" | "json";
+
+/**
+ * `text`: `<time> <LEVEL> <message> <extra as JSON>`, for a person. `json`: one object per line,
+ * `{"time", "level", "msg", ...extra}`, for a log shipper (SERVICE_LOG_FORMAT=json).
+ */
+export function createLogger(level: LogLevel = "info", write: (line: string) => void = (l) => process.stderr.write(l), format: LogFormat = "text"): Logger {
   const emit = (at: LogLevel) => (msg: string, extra?: Record<string, unknown>) => {
     if (ORDER[at] < ORDER[level]) return;
+    const time = new Date().toISOString();
+    if (format === "json") return void write(JSON.stringify({ time, level: at, msg, ...extra }, jsonSafe) + "\n");
     const tail = extra && Object.keys(extra).length ? " " + JSON.stringify(extra, jsonSafe) : "";
-    write(`${new Date().toISOString()} ${at === "warn" ? "WARNING" : at.toUpperCase()} ${msg}${tail}\n`);
+    write(`${time} ${at === "warn" ? "WARNING" : at.toUpperCase()} ${msg}${tail}\n`);
   };
   return { debug: emit("debug"), info: emit("info"), warn: emit("warn"), error: emit("error") };
 }

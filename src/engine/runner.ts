@@ -280,11 +280,15 @@ async function runWithLimits(deps: EngineDeps, task: TaskRow, controller: AbortC
   }
 }
 
-/** Ends the job if its last task has ended, and publishes the end; null while tasks are open. */
-export async function endJobIfDone(deps: Pick<EngineDeps, "db" | "clock" | "changes">, jobId: bigint): Promise<string | null> {
-  const status = await finishJobIfDone(deps.db, jobId, deps.clock.now());
-  if (status !== null) deps.changes.publish({ type: "job", id: jobId, status });
-  return status;
+/** Ends the job if its last task has ended, publishes and logs the end; null while tasks are open. */
+export async function endJobIfDone(deps: Pick<EngineDeps, "db" | "clock" | "changes" | "log">, jobId: bigint): Promise<string | null> {
+  const ended = await finishJobIfDone(deps.db, jobId, deps.clock.now());
+  if (ended === null) return null;
+  deps.changes.publish({ type: "job", id: jobId, status: ended.status });
+  // One line per job end, where it is decided (SERVICE_LOG_FORMAT=json makes it a record).
+  if (ended.status === "COMPLETED") deps.log.info(`job ${jobId} COMPLETED`, { job_id: jobId, status: ended.status });
+  else deps.log.warn(`job ${jobId} ${ended.status}: ${ended.error ?? "no error recorded"}`, { job_id: jobId, status: ended.status, error: ended.error });
+  return ended.status;
 }
 
 /** Ends the job if its last task just ended, then drops its temp objects (NONE jobs). */

@@ -14,6 +14,19 @@ export const HealthView = z.object({
 
 export type HealthView = z.infer<typeof HealthView>;
 
+const StoreCheck = z.object({
+  ok: z.boolean(),
+  ms: z.number().describe("How long the check took"),
+});
+
+/** GET /ready: both stores answered (a store that did not is a 503 Problem naming it). */
+export const ReadyView = z.object({
+  status: z.literal("ready"),
+  checks: z.object({ sql: StoreCheck, column_store: StoreCheck }),
+});
+
+export type ReadyView = z.infer<typeof ReadyView>;
+
 export const SetupResult = z.object({
   home: z.string(),
   sql: z.string(),

@@ -16,6 +16,7 @@ import { disableJob, enableJob } from "./registered-jobs/set-enabled.js";
 import { login, logout, refreshToken } from "./auth/login.js";
 import { getMe } from "./auth/me.js";
 import { health } from "./system/health.js";
+import { ready } from "./system/ready.js";
 import { setup } from "./system/setup.js";
 import { getTask } from "./tasks/get-task.js";
 import { disableUser, setUserRole } from "./users/change-user.js";
@@ -65,6 +66,7 @@ export const operations: readonly AnyOperation[] = [
   setUserPassword,
   // system
   health,
+  ready,
   setup,
 ] as unknown as AnyOperation[];
 

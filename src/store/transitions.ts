@@ -168,7 +168,7 @@ export async function cancelJobAndTasks(db: Store, jobId: bigint, nowMs: number)
  * Ends a job whose tasks are all terminal: COMPLETED, or FAILED naming its first failed task
  * (CONTRACT §3). Guarded, so a cancelled job stays cancelled.
  */
-export async function finishJobIfDone(db: Store, jobId: bigint, nowMs: number): Promise<string | null> {
+export async function finishJobIfDone(db: Store, jobId: bigint, nowMs: number): Promise<{ status: string; error: string | null } | null> {
   const open = await db
     .selectFrom("tasks")
     .select("id")
@@ -196,7 +196,7 @@ export async function finishJobIfDone(db: Store, jobId: bigint, nowMs: number): 
     .where("id", "=", jobId)
     .where("status", "in", OPEN_JOB_STATUSES)
     .executeTakeFirst();
-  return Number(result.numUpdatedRows) > 0 ? status : null;
+  return Number(result.numUpdatedRows) > 0 ? { status, error } : null;
 }
 
 /** Task ids among `ids` that this worker should no longer be running (cancelled, reassigned). */

@@ -6,6 +6,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { FastifyInstance } from "fastify";
 import { runCli } from "../../src/app/cli.js";
+import { createMetrics } from "../../src/app/metrics.js";
 import { openService, type OpenedService } from "../../src/app/context.js";
 import { WEB_ROOT } from "../../src/app/local-start.js";
 import { type Config, loadConfig } from "../../src/core/config.js";
@@ -53,6 +54,8 @@ export interface HarnessOptions {
   longRunning?: boolean;
   /** The event stream's bounds (a test of a slow client lowers the buffer bound). */
   eventLimits?: EventStreamLimits;
+  /** Serve GET /metrics as the servers do. */
+  metrics?: boolean;
 }
 
 export async function startHarness(backend: Backend, extraEnv: Record<string, string> = {}, options: HarnessOptions = {}): Promise<Harness> {
@@ -64,7 +67,11 @@ export async function startHarness(backend: Backend, extraEnv: Record<string, st
     ...(options.clock ? { clock: options.clock } : {}),
   });
   await invoke(operationByName.get("setup")!, {}, { ...service, principal: SYNTHETIC_ADMIN });
-  const app = await buildHttpApp(service, operations, { webRoot: WEB_ROOT, ...(options.eventLimits ? { eventLimits: options.eventLimits } : {}) });
+  const app = await buildHttpApp(service, operations, {
+    webRoot: WEB_ROOT,
+    ...(options.eventLimits ? { eventLimits: options.eventLimits } : {}),
+    ...(options.metrics ? { metrics: createMetrics(service) } : {}),
+  });
   let listening: Promise<string> | undefined;
   const listen = () =>
     (listening ??= app.listen({ host: "127.0.0.1", port: 0 }).then(() => {

@@ -14,6 +14,7 @@ import { registerDocs } from "./docs.js";
 import { EVENTS_PATH, EVENTS_PATH_ITEM, type EventStreamLimits, registerEventStream } from "./events.js";
 import { buildOpenApiDocument } from "./openapi.js";
 import { problemFor, sendProblem } from "./problems.js";
+import { createRefusalLog } from "./refusals.js";
 import { type HostPolicy, checkCanonicalPath, checkHost, checkOrigin, isLoopbackName } from "./request-guards.js";
 import { MAX_PATH_PARAM_LENGTH, registerOperationRoutes } from "./routes.js";
 
@@ -30,6 +31,16 @@ export interface RestAppOptions {
   tls?: { cert: Buffer; key: Buffer };
   /** The event stream's keep-alive, buffer and log-poll bounds (defaults: CONTRACT §10). */
   eventLimits?: EventStreamLimits;
+  /** Serve GET /metrics from this, and count every request in it (app/metrics.ts). */
+  metrics?: MetricsEndpoint;
+}
+
+/** What the HTTP app needs of the metrics: the page to serve, and a place to count each request. */
+export interface MetricsEndpoint {
+  readonly contentType: string;
+  render(): Promise<string>;
+  observeRequest(method: string, route: string, status: number, seconds: number): void;
+  close(): void;
 }
 
 const ANONYMOUS: Principal = Object.freeze({ user_id: "", username: "anonymous", role: "viewer" });
@@ -61,7 +72,13 @@ export async function buildHttpApp(
   });
   const hosts: HostPolicy = { loopbackOnly: isLoopbackName(options.listenHost ?? "127.0.0.1"), allowed: options.allowedHosts ?? [] };
 
-  app.setErrorHandler((error, _request, reply) => sendProblem(reply, problemFor(error, service.log)));
+  const refusals = createRefusalLog(service.log);
+  app.addHook("onClose", async () => refusals.close());
+  app.setErrorHandler((error, request, reply) => {
+    const problem = problemFor(error, service.log);
+    if (problem.status < 500) refusals.note(problem.status, problem.code, request.method, request.routeOptions.url ?? "unmatched");
+    return sendProblem(reply, problem);
+  });
 
   // Before any route (or the not-found handler) runs: the path's spelling, the Host, the Origin.
   app.addHook("onRequest", async (request) => {
@@ -77,6 +94,7 @@ export async function buildHttpApp(
   // Public routes (GET /health) run as an anonymous viewer, so none of them can mutate anything.
   const contextFor = (request: FastifyRequest): OperationContext => request.operationContext ?? { ...service, principal: ANONYMOUS };
 
+  if (options.metrics) registerMetrics(app, options.metrics);
   registerOperationRoutes(app, operations, authenticate, contextFor);
   registerEventStream(app, service, authenticate, options.eventLimits);
   await registerDocs(app, buildOpenApiDocument(operations, service.version, { [EVENTS_PATH]: EVENTS_PATH_ITEM }));
@@ -99,6 +117,20 @@ export async function buildHttpApp(
 
   await registerWebApp(app, options.webRoot, service);
   return app;
+}
+
+/**
+ * GET /metrics for Prometheus, open like /health: counts, durations and process figures only (no
+ * names, ids or data); keep it on an internal network (docs/OPERATIONS.md). Every answer is timed
+ * under its route's pattern, so ids in paths do not multiply the series.
+ */
+function registerMetrics(app: FastifyInstance, metrics: MetricsEndpoint): void {
+  app.addHook("onResponse", async (request, reply) => {
+    const route = request.routeOptions.url ?? "unmatched";
+    metrics.observeRequest(request.method, route, reply.statusCode, reply.elapsedTime / 1000);
+  });
+  app.get("/metrics", async (_request, reply) => reply.type(metrics.contentType).send(await metrics.render()));
+  app.addHook("onClose", async () => metrics.close());
 }
 
 /** The app's own origin only: no script, style, font or request may come from or go anywhere else. */

@@ -1,0 +1,110 @@
+// What an operator watches: GET /ready (both stores answer, else a 503 naming the one that does
+// not), GET /metrics for Prometheus, structured logs (SERVICE_LOG_FORMAT=json), and refused
+// requests logged by class.
+
+import { afterAll, beforeAll, expect, it, vi } from "vitest";
+import { openService } from "../src/app/context.js";
+import { loadConfig } from "../src/core/config.js";
+import { createLogger } from "../src/core/log.js";
+import { SYNTHETIC_ADMIN, invoke, operationByName } from "../src/operations/index.js";
+import type { EngineRuntime } from "../src/app/engine-runtime.js";
+import { forEachBackend } from "./support/backends.js";
+import { entry, runAndWait, withEngine } from "./support/engine.js";
+import { type Harness, startHarness } from "./support/harness.js";
+import { createRefusalLog } from "../src/surfaces/rest/refusals.js";
+
+forEachBackend("operability", (backend) => {
+  let h: Harness;
+  let engine: EngineRuntime;
+  const logged: string[] = [];
+  beforeAll(async () => {
+    h = await startHarness(backend, {}, { metrics: true, log: createLogger("info", (line) => logged.push(line)) });
+    engine = await withEngine(h, 2);
+  });
+  afterAll(async () => {
+    await engine?.stop();
+    await h?.close();
+  });
+
+  it("logs one line per job end: a failure at warn with its task and error", async () => {
+    const done = await runAndWait(h, entry("hello"), {});
+    const failed = await runAndWait(h, entry("failing"), {});
+    expect(logged.filter((line) => line.includes(`job ${done.id} `))).toEqual([expect.stringMatching(new RegExp(`INFO job ${done.id} COMPLETED`))]);
+    const failure = logged.filter((line) => line.includes(`job ${failed.id} `));
+    expect(failure).toHaveLength(1);
+    expect(failure[0]).toMatch(new RegExp(`WARNING job ${failed.id} FAILED: task boom \\(\\d+\\) failed: the answer was not 42`));
+  });
+
+  it("GET /ready: both stores answered, with how long each took; no token needed", async () => {
+    process.env.SERVICE_API_TOKEN = "ready-token";
+    try {
+      const { status, body } = await h.http("GET", "/ready");
+      expect(status).toBe(200);
+      expect(body).toEqual({ status: "ready", checks: { sql: { ok: true, ms: expect.any(Number) }, column_store: { ok: true, ms: expect.any(Number) } } });
+    } finally {
+      delete process.env.SERVICE_API_TOKEN;
+    }
+  });
+
+  it("GET /ready is a 503 Problem naming the store that does not answer", async ({ skip }) => {
+    if (h.config.ch.engine !== "server") return skip("chDB lives in the process: it cannot be away");
+    // The same stores, but the column store's address has nobody behind it.
+    const broken = await openService(loadConfig({ ...h.env, SERVICE_CH_URL: "http://127.0.0.1:9/nowhere" }), { log: createLogger("error") });
+    try {
+      const failure = await invoke(operationByName.get("ready")!, {}, { ...broken, principal: SYNTHETIC_ADMIN }).catch((error: unknown) => error);
+      expect(failure).toMatchObject({ kind: "unavailable", code: "not_ready" });
+      expect((failure as Error).message).toMatch(/^not ready: the column store: /);
+    } finally {
+      await broken.close();
+    }
+  });
+
+  it("GET /metrics: jobs and tasks by status, the queue, task durations, requests by route, the process", async () => {
+    const job = await runAndWait(h, entry("pipeline"), { n: 1 });
+    expect((await h.http("GET", `/api/v0/jobs/${job.id}`)).status).toBe(200);
+    const { status, headers, text } = await h.http("GET", "/metrics");
+    expect(status).toBe(200);
+    expect(headers.get("content-type")).toMatch(/^text\/plain; version=0\.0\.4/);
+    expect(text).toMatch(/^jobhouse_jobs\{status="COMPLETED"\} [1-9]\d*$/m);
+    expect(text).toMatch(/^jobhouse_tasks\{status="COMPLETED"\} [1-9]\d*$/m);
+    expect(text).toMatch(/^jobhouse_queue_depth 0$/m);
+    expect(text).toMatch(/^jobhouse_queue_oldest_wait_seconds 0$/m);
+    expect(text).toMatch(/^jobhouse_task_duration_seconds_count\{status="COMPLETED"\} [1-9]\d*$/m);
+    expect(text).toMatch(/^jobhouse_job_transitions_total\{status="COMPLETED"\} [1-9]\d*$/m);
+    // Routes by their pattern: an id in the path is not a series of its own.
+    expect(text).toMatch(/^jobhouse_http_request_duration_seconds_count\{method="GET",route="\/api\/v0\/jobs\/:ref",status="200"\} [1-9]\d*$/m);
+    expect(text).not.toContain(job.id);
+    expect(text).toMatch(/^process_cpu_user_seconds_total /m);
+  });
+});
+
+it("SERVICE_LOG_FORMAT=json writes one object per line; anything else is refused", () => {
+  const lines: string[] = [];
+  const log = createLogger("info", (line) => lines.push(line), loadConfig({ SERVICE_LOG_FORMAT: "json" }).logFormat);
+  log.warn("job 7 FAILED", { job_id: 7n, task: "boom" });
+  log.debug("not at info");
+  expect(lines).toHaveLength(1);
+  expect(JSON.parse(lines[0]!)).toEqual({ time: expect.stringMatching(/^\d{4}-/), level: "warn", msg: "job 7 FAILED", job_id: "7", task: "boom" });
+  expect(() => loadConfig({ SERVICE_LOG_FORMAT: "xml" })).toThrow(/SERVICE_LOG_FORMAT must be text or json/);
+});
+
+it("logs one line per class of refused request a minute, then how many more came", () => {
+  vi.useFakeTimers();
+  try {
+    const lines: string[] = [];
+    const refusals = createRefusalLog(createLogger("info", (line) => lines.push(line)));
+    for (let i = 0; i < 50; i++) refusals.note(401, "unauthorized", "GET", "/api/v0/jobs");
+    refusals.note(422, "invalid", "POST", "/api/v0/jobs:run");
+    expect(lines).toHaveLength(2);
+    expect(lines[0]).toMatch(/WARNING refused GET \/api\/v0\/jobs: 401 unauthorized/);
+    expect(lines[1]).toMatch(/INFO refused POST \/api\/v0\/jobs:run: 422 invalid/);
+    vi.advanceTimersByTime(60_000);
+    expect(lines).toHaveLength(3);
+    expect(lines[2]).toMatch(/WARNING refused 49 more request\(s\) with 401 unauthorized in the last minute/);
+    refusals.note(401, "unauthorized", "GET", "/api/v0/jobs");
+    expect(lines).toHaveLength(4);
+    refusals.close();
+  } finally {
+    vi.useRealTimers();
+  }
+});
