@@ -143,4 +143,20 @@ forEachBackend("Problems", (backend) => {
   it("a wrong content type is 415", async () => {
     expectProblem(await h.http("POST", "/api/v0/jobs:run", "name=known", { "content-type": "application/x-www-form-urlencoded" }), 415, "unsupported_media_type");
   });
+
+  it("the router's own refusals are Problems: a path segment too long (414), a malformed URL (400)", async () => {
+    expectProblem(await h.http("GET", `/api/v0/jobs/${"9".repeat(600)}`), 414, "uri_too_long");
+    expectProblem(await h.http("GET", "/api/v0/jobs/%E0%A4%A"), 400, "bad_url");
+  });
+
+  it("a path that exists under other methods is 405 with Allow, one that does not is 404", async () => {
+    const put = await h.http("PUT", "/api/v0/jobs");
+    expectProblem(put, 405, "method_not_allowed");
+    expect(put.headers.get("allow")).toBe("GET, HEAD");
+    const cancel = await h.http("GET", "/api/v0/jobs/123/cancel");
+    expectProblem(cancel, 405, "method_not_allowed");
+    expect(cancel.headers.get("allow")).toBe("POST");
+    expect((await h.http("PATCH", "/health")).headers.get("allow")).toBe("GET, HEAD");
+    expectProblem(await h.http("PUT", "/api/v0/nothing-here"), 404, "not_found");
+  });
 });

@@ -13,7 +13,8 @@ import { resolvePrincipal } from "./auth.js";
 import { registerDocs } from "./docs.js";
 import { EVENTS_PATH, EVENTS_PATH_ITEM, type EventStreamLimits, registerEventStream } from "./events.js";
 import { buildOpenApiDocument } from "./openapi.js";
-import { problemFor, sendProblem } from "./problems.js";
+import { problemFor, routerProblem, sendProblem } from "./problems.js";
+import { type RouteMethods, collectRouteMethods } from "./route-methods.js";
 import { createRefusalLog } from "./refusals.js";
 import { type HostPolicy, checkCanonicalPath, checkHost, checkOrigin, isLoopbackName } from "./request-guards.js";
 import { MAX_PATH_PARAM_LENGTH, registerOperationRoutes } from "./routes.js";
@@ -69,7 +70,10 @@ export async function buildHttpApp(
       ignoreDuplicateSlashes: false,
       maxParamLength: MAX_PATH_PARAM_LENGTH,
     },
+    // The router's own refusals are Problems like every other error.
+    frameworkErrors: (error, _request, reply) => sendProblem(reply, routerProblem(error, service.log)),
   });
+  const routeMethods = collectRouteMethods(app);
   const hosts: HostPolicy = { loopbackOnly: isLoopbackName(options.listenHost ?? "127.0.0.1"), allowed: options.allowedHosts ?? [] };
 
   const refusals = createRefusalLog(service.log);
@@ -115,7 +119,7 @@ export async function buildHttpApp(
     },
   });
 
-  await registerWebApp(app, options.webRoot, service);
+  await registerWebApp(app, options.webRoot, service, routeMethods);
   return app;
 }
 
@@ -150,7 +154,7 @@ const NOT_BUILT_PAGE = `<!doctype html><meta charset="utf-8"><title>jobhouse</ti
 <h1>The web app is not built</h1><p>Run <code>npm run build:web</code> (npm install does it), then reload.
 The REST API (<a href="/api/v0/docs">/api/v0/docs</a>) and MCP (<code>/mcp</code>) work without it.</p>`;
 
-async function registerWebApp(app: FastifyInstance, webRoot: string, service: ServiceContext): Promise<void> {
+async function registerWebApp(app: FastifyInstance, webRoot: string, service: ServiceContext, routeMethods: RouteMethods): Promise<void> {
   const built = existsSync(join(webRoot, "index.html"));
   if (built) {
     await app.register(fastifyStatic, {
@@ -174,6 +178,12 @@ async function registerWebApp(app: FastifyInstance, webRoot: string, service: Se
     // SPEC: unknown non-API routes fall back to the application's index.html (a deep link reloads).
     if (isPage) {
       return reply.header("content-security-policy", WEB_APP_CSP).type("text/html").sendFile("index.html");
+    }
+    // The path exists, under other methods: 405 with what it does answer to.
+    const allowed = routeMethods.allowedAt(path);
+    if (allowed.length > 0) {
+      reply.header("Allow", allowed.join(", "));
+      return sendProblem(reply, { title: "Method Not Allowed", status: 405, detail: `${path.slice(0, 200)} answers ${allowed.join(", ")}, not ${request.method}`, code: "method_not_allowed" });
     }
     return sendProblem(reply, problemFor(notFound(`no route ${request.method} ${path.slice(0, 200)}`), service.log));
   });

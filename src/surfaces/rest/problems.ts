@@ -28,3 +28,12 @@ export function problemFor(error: unknown, log: Logger): ProblemBody {
   // A 500 is a defect: toProblem logs the stack and tells the caller nothing internal.
   return framework ?? toProblem(error, log);
 }
+
+/** The router's refusals (fastify's frameworkErrors): a path segment too long, a malformed URL. */
+export function routerProblem(error: { code?: string; message: string }, log: Logger): ProblemBody {
+  if (error.code === "FST_ERR_MAX_PARAM_LENGTH") {
+    return { title: "URI Too Long", status: 414, detail: "a path segment is longer than the 500 characters any name or id may have", code: "uri_too_long" };
+  }
+  if (error.code === "FST_ERR_BAD_URL") return { title: "Bad Request", status: 400, detail: "the path is not a valid URL (a malformed percent-encoding)", code: "bad_url" };
+  return problemFor(error, log);
+}
