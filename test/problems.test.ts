@@ -157,6 +157,8 @@ forEachBackend("Problems", (backend) => {
     expectProblem(cancel, 405, "method_not_allowed");
     expect(cancel.headers.get("allow")).toBe("POST");
     expect((await h.http("PATCH", "/health")).headers.get("allow")).toBe("GET, HEAD");
+    // A literal colon in a path (`jobs:run`) is matched as written.
+    expect((await h.http("GET", "/api/v0/jobs:run")).headers.get("allow")).toBe("POST");
     expectProblem(await h.http("PUT", "/api/v0/nothing-here"), 404, "not_found");
   });
 });

@@ -19,10 +19,9 @@ function patternOf(url: string): RegExp {
         : segment === "*"
           ? ".*"
           : segment
-              .replace(/::/g, "\u0000")
-              .replace(/[.*+?^${}()|[\]\\]/g, "\\$&")
-              .replace(/:[A-Za-z_][A-Za-z0-9_]*/g, "[^/]+")
-              .replace(/\u0000/g, ":"),
+              .split("::")
+              .map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, "\\$&").replace(/:[A-Za-z_][A-Za-z0-9_]*/g, "[^/]+"))
+              .join(":"),
     )
     .join("/");
   return new RegExp(`^${source}$`);
