@@ -122,6 +122,9 @@ function openConnection(raw: ServerResponse, service: ServiceContext, options: C
   // With a followed log, writes go in order through one chain: log lines read before a task's
   // status change are sent before it.
   let chain: Promise<void> = Promise.resolve();
+  // Set once the first events are out; close() may run before (a replay past the buffer bound).
+  let keepAlive: NodeJS.Timeout | undefined;
+  let logPoll: NodeJS.Timeout | undefined;
   const inOrder = (step: () => Promise<void> | void) => {
     chain = chain.then(step).catch(() => close());
   };
@@ -194,18 +197,21 @@ function openConnection(raw: ServerResponse, service: ServiceContext, options: C
     send(`id: ${hub.lastId}\n\n`);
   }
 
-  const keepAlive = setInterval(() => {
+  if (!open) return;
+  keepAlive = setInterval(() => {
     send(": keep-alive\n\n");
     // A token that expired or was rotated since the stream opened ends it (the client reconnects).
     void options.stillAllowed().then((allowed) => allowed || close());
   }, limits.keepAliveMs);
-  let pollQueued = false;
-  const logPoll = setInterval(() => {
-    if (!follower || pollQueued) return;
-    pollQueued = true;
-    inOrder(() => ((pollQueued = false), pumpLog()));
-  }, limits.logPollMs);
-  if (follower) inOrder(() => pumpLog());
+  if (follower) {
+    let pollQueued = false;
+    logPoll = setInterval(() => {
+      if (pollQueued) return;
+      pollQueued = true;
+      inOrder(() => ((pollQueued = false), pumpLog()));
+    }, limits.logPollMs);
+    inOrder(() => pumpLog());
+  }
   raw.on("close", close);
   raw.on("error", close);
 }
