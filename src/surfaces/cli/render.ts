@@ -1,29 +1,51 @@
 // Human-readable output: tables for lists, labelled fields for details, one line for mutations.
 
 const MAX_CELL = 60;
+const TIMESTAMP = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/;
 
-function cell(value: unknown): string {
+/** How tables and details are drawn (`--absolute`, `--no-headers`). */
+export interface RenderOptions {
+  /** Times as written (ISO 8601, UTC) instead of "3m ago". */
+  absolute?: boolean;
+  /** Tables without their header line (for scripts that cut columns). */
+  headers?: boolean;
+  /** The clock relative times count from. */
+  now?: number;
+}
+
+/** "12s ago", "3m ago", "5h ago", "2d ago" (or "in 3m" for a time to come). */
+export function relativeTime(atMs: number, nowMs: number): string {
+  const seconds = Math.round((nowMs - atMs) / 1000);
+  const size = Math.abs(seconds);
+  const amount =
+    size < 60 ? `${size}s` : size < 3600 ? `${Math.floor(size / 60)}m` : size < 86_400 ? `${Math.floor(size / 3600)}h` : `${Math.floor(size / 86_400)}d`;
+  if (size < 1) return "just now";
+  return seconds >= 0 ? `${amount} ago` : `in ${amount}`;
+}
+
+function cell(value: unknown, options: RenderOptions = {}): string {
   if (value === null || value === undefined) return "-";
+  if (typeof value === "string" && !options.absolute && TIMESTAMP.test(value)) return relativeTime(Date.parse(value), options.now ?? Date.now());
   const text = typeof value === "object" ? JSON.stringify(value) : String(value);
   const line = text.replace(/\s+/g, " ");
   return line.length > MAX_CELL ? line.slice(0, MAX_CELL - 1) + "…" : line;
 }
 
-export function renderTable(rows: Record<string, unknown>[], columns?: string[]): string {
+export function renderTable(rows: Record<string, unknown>[], columns?: string[], options: RenderOptions = {}): string {
   if (rows.length === 0) return "(none)";
   const cols = columns ?? Object.keys(rows[0]!).filter((k) => rows.some((r) => typeof r[k] !== "object" || r[k] === null));
-  const cells = rows.map((row) => cols.map((c) => cell(row[c])));
+  const cells = rows.map((row) => cols.map((c) => cell(row[c], options)));
   const header = cols.map((c) => c.toUpperCase());
   const widths = cols.map((_, i) => Math.max(header[i]!.length, ...cells.map((r) => r[i]!.length)));
   const line = (values: string[]) => values.map((v, i) => v.padEnd(widths[i]!)).join("  ").trimEnd();
-  return [line(header), ...cells.map(line)].join("\n");
+  return [...(options.headers === false ? [] : [line(header)]), ...cells.map(line)].join("\n");
 }
 
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 const isTable = (v: unknown): v is Record<string, unknown>[] => Array.isArray(v) && v.length > 0 && isRecord(v[0]);
 
 /** Labelled fields; nested objects become dotted labels, lists of objects become tables below. */
-export function renderDetail(value: Record<string, unknown>): string {
+export function renderDetail(value: Record<string, unknown>, options: RenderOptions = {}): string {
   const fields: [string, unknown][] = [];
   const tables: [string, Record<string, unknown>[]][] = [];
   const walk = (object: Record<string, unknown>, prefix: string) => {
@@ -36,8 +58,11 @@ export function renderDetail(value: Record<string, unknown>): string {
   };
   walk(value, "");
   const width = Math.max(...fields.map(([k]) => k.length));
-  const lines = fields.map(([k, v]) => `${(k + ":").padEnd(width + 2)}${typeof v === "object" && v !== null ? JSON.stringify(v) : v ?? "-"}`);
-  for (const [label, rows] of tables) lines.push("", `${label}:`, renderTable(rows).replace(/^/gm, "  "));
+  // A detail keeps the exact time and adds how long ago it was.
+  const shown = (v: unknown) =>
+    typeof v === "string" && !options.absolute && TIMESTAMP.test(v) ? `${v} (${relativeTime(Date.parse(v), options.now ?? Date.now())})` : typeof v === "object" && v !== null ? JSON.stringify(v) : (v ?? "-");
+  const lines = fields.map(([k, v]) => `${(k + ":").padEnd(width + 2)}${shown(v)}`);
+  for (const [label, rows] of tables) lines.push("", `${label}:`, renderTable(rows, undefined, options).replace(/^/gm, "  "));
   return lines.join("\n");
 }
 
@@ -50,13 +75,16 @@ export interface RenderHints {
   confirm?: (output: never) => string;
 }
 
-export function renderHuman(output: unknown, hints: RenderHints): string {
+export function renderHuman(output: unknown, hints: RenderHints, options: RenderOptions = {}): string {
   if (hints.confirm) return hints.confirm(output as never);
   if (output === undefined || output === null) return "Done";
   if (isPage(output)) {
+    const table = renderTable(output.items, hints.columns, options);
+    // Without headers the output is rows only: a script reads every line as one.
+    if (options.headers === false) return output.items.length === 0 ? "" : table;
     const footer = `${output.items.length} of ${output.total}` + (output.next_cursor ? ` (next page: --cursor ${output.next_cursor})` : "");
-    return `${renderTable(output.items, hints.columns)}\n${footer}`;
+    return `${table}\n${footer}`;
   }
-  if (typeof output === "object") return renderDetail(output as Record<string, unknown>);
+  if (typeof output === "object") return renderDetail(output as Record<string, unknown>, options);
   return String(output);
 }

@@ -1,0 +1,28 @@
+import { describe, expect, it } from "vitest";
+import { relativeTime, renderHuman } from "./render.js";
+
+const NOW = Date.parse("2026-11-23T10:00:00.000Z");
+
+describe("human output", () => {
+  it("says how long ago a time was, or how soon it comes", () => {
+    expect(relativeTime(NOW, NOW)).toBe("just now");
+    expect(relativeTime(NOW - 12_000, NOW)).toBe("12s ago");
+    expect(relativeTime(NOW - 3 * 60_000 - 5_000, NOW)).toBe("3m ago");
+    expect(relativeTime(NOW - 5 * 3_600_000, NOW)).toBe("5h ago");
+    expect(relativeTime(NOW - 2 * 86_400_000, NOW)).toBe("2d ago");
+    expect(relativeTime(NOW + 3 * 60_000, NOW)).toBe("in 3m");
+  });
+
+  const page = { items: [{ id: "7", name: "etl", created_at: "2026-11-23T09:57:00.000Z" }], total: 1, next_cursor: null };
+
+  it("draws tables with relative times, exact ones with --absolute, no header or footer with --no-headers", () => {
+    expect(renderHuman(page, {}, { now: NOW })).toBe("ID  NAME  CREATED_AT\n7   etl   3m ago\n1 of 1");
+    expect(renderHuman(page, {}, { now: NOW, absolute: true })).toBe("ID  NAME  CREATED_AT\n7   etl   2026-11-23T09:57:00.000Z\n1 of 1");
+    expect(renderHuman(page, {}, { now: NOW, headers: false })).toBe("7   etl   3m ago");
+    expect(renderHuman({ items: [], total: 0, next_cursor: null }, {}, { headers: false })).toBe("");
+  });
+
+  it("keeps the exact time in a detail and adds how long ago", () => {
+    expect(renderHuman({ id: "7", created_at: "2026-11-23T09:57:00.000Z" }, {}, { now: NOW })).toBe("id:         7\ncreated_at: 2026-11-23T09:57:00.000Z (3m ago)");
+  });
+});
