@@ -123,7 +123,7 @@ function openConnection(raw: ServerResponse, service: ServiceContext, options: C
   // status change are sent before it.
   let chain: Promise<void> = Promise.resolve();
   // Set once the first events are out; close() may run before (a replay past the buffer bound).
-  let keepAlive: NodeJS.Timeout | undefined;
+  let keepAlive: NodeJS.Timeout | undefined = undefined;
   let logPoll: NodeJS.Timeout | undefined;
   const inOrder = (step: () => Promise<void> | void) => {
     chain = chain.then(step).catch(() => close());
