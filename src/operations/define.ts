@@ -29,6 +29,8 @@ export interface CliBinding {
   command: string;
   /** Columns of the human table for list results (fields of the items). */
   columns?: string[];
+  /** Compact columns of tables inside a detail (`job get`'s tasks); `--wide` shows them all. */
+  detailColumns?: Record<string, string[]>;
   /** The one-line confirmation printed by mutating commands. */
   confirm?: (output: never) => string;
   /** The output is a job the command can follow with `--wait`. */

@@ -72,6 +72,7 @@ export function addOperationCommands(program: Command, operations: readonly AnyO
     command.option("--json", "print the JSON body exactly as the REST API returns it");
     command.option("--absolute", "times as written (ISO 8601, UTC) instead of relative (3m ago)");
     command.option("--no-headers", "tables without their header line and footer (for scripts)");
+    if (op.cli.detailColumns) command.option("--wide", "every column of the tables below the fields, not the compact set");
     if (op.cli.follow) command.option("--wait", "follow the job until it ends, then print its result or error");
     if (op.cli.followLog) command.option("--follow", "print the log as it grows, until the task ends");
 
@@ -91,7 +92,7 @@ export function addOperationCommands(program: Command, operations: readonly AnyO
       }
       const output = await call(op, coerceTextInput(op, input));
       if (op.cli!.follow && options.wait) return waitAndReport((output as { id: string }).id, Boolean(options.json));
-      io.out(options.json ? JSON.stringify(output ?? null, null, 2) : renderHuman(output, op.cli!, { absolute: Boolean(options.absolute), headers: options.headers !== false }));
+      io.out(options.json ? JSON.stringify(output ?? null, null, 2) : renderHuman(output, op.cli!, { absolute: Boolean(options.absolute), headers: options.headers !== false, wide: Boolean(options.wide) }));
     });
   }
 

@@ -26,3 +26,11 @@ describe("human output", () => {
     expect(renderHuman({ id: "7", created_at: "2026-11-23T09:57:00.000Z" }, {}, { now: NOW })).toBe("id:         7\ncreated_at: 2026-11-23T09:57:00.000Z (3m ago)");
   });
 });
+
+describe("tables inside a detail", () => {
+  const job = { id: "7", tasks: [{ id: "8", name: "load", status: "COMPLETED", entrypoint: "etl.ts:load", job_id: "7" }] };
+  it("show the compact columns unless --wide", () => {
+    expect(renderHuman(job, { detailColumns: { tasks: ["id", "name", "status"] } })).toBe("id: 7\n\ntasks:\n  ID  NAME  STATUS\n  8   load  COMPLETED");
+    expect(renderHuman(job, { detailColumns: { tasks: ["id", "name", "status"] } }, { wide: true })).toContain("ENTRYPOINT");
+  });
+});

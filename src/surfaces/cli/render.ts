@@ -11,6 +11,8 @@ export interface RenderOptions {
   headers?: boolean;
   /** The clock relative times count from. */
   now?: number;
+  /** Every column of tables inside a detail, not the compact set (`--wide`). */
+  wide?: boolean;
 }
 
 /** "12s ago", "3m ago", "5h ago", "2d ago" (or "in 3m" for a time to come). */
@@ -45,7 +47,7 @@ const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === "obj
 const isTable = (v: unknown): v is Record<string, unknown>[] => Array.isArray(v) && v.length > 0 && isRecord(v[0]);
 
 /** Labelled fields; nested objects become dotted labels, lists of objects become tables below. */
-export function renderDetail(value: Record<string, unknown>, options: RenderOptions = {}): string {
+export function renderDetail(value: Record<string, unknown>, options: RenderOptions = {}, detailColumns: Record<string, string[]> = {}): string {
   const fields: [string, unknown][] = [];
   const tables: [string, Record<string, unknown>[]][] = [];
   const walk = (object: Record<string, unknown>, prefix: string) => {
@@ -62,7 +64,10 @@ export function renderDetail(value: Record<string, unknown>, options: RenderOpti
   const shown = (v: unknown) =>
     typeof v === "string" && !options.absolute && TIMESTAMP.test(v) ? `${v} (${relativeTime(Date.parse(v), options.now ?? Date.now())})` : typeof v === "object" && v !== null ? JSON.stringify(v) : (v ?? "-");
   const lines = fields.map(([k, v]) => `${(k + ":").padEnd(width + 2)}${shown(v)}`);
-  for (const [label, rows] of tables) lines.push("", `${label}:`, renderTable(rows, undefined, options).replace(/^/gm, "  "));
+  for (const [label, rows] of tables) {
+    const columns = options.wide ? undefined : detailColumns[label];
+    lines.push("", `${label}:`, renderTable(rows, columns, options).replace(/^/gm, "  "));
+  }
   return lines.join("\n");
 }
 
@@ -72,6 +77,7 @@ function isPage(value: unknown): value is { items: Record<string, unknown>[]; to
 
 export interface RenderHints {
   columns?: string[];
+  detailColumns?: Record<string, string[]>;
   confirm?: (output: never) => string;
 }
 
@@ -85,6 +91,6 @@ export function renderHuman(output: unknown, hints: RenderHints, options: Render
     const footer = `${output.items.length} of ${output.total}` + (output.next_cursor ? ` (next page: --cursor ${output.next_cursor})` : "");
     return `${table}\n${footer}`;
   }
-  if (typeof output === "object") return renderDetail(output as Record<string, unknown>, options);
+  if (typeof output === "object") return renderDetail(output as Record<string, unknown>, options, hints.detailColumns);
   return String(output);
 }
