@@ -2,7 +2,7 @@
 // lifecycles that are not operations (local start, worker start, background start, migrate).
 
 import { Command, CommanderError } from "commander";
-import { ConfigError, loadConfig, type Config } from "../core/config.js";
+import { ConfigError, colorWanted, loadConfig, type Config } from "../core/config.js";
 import { ERROR_KINDS, EXIT_CODES, invalid, isServiceError } from "../core/errors.js";
 import { type AnyOperation, SYNTHETIC_ADMIN, invoke, operations } from "../operations/index.js";
 import { EXIT_JOB_NOT_COMPLETED, JobNotCompleted, addOperationCommands, type Caller } from "../surfaces/cli/program.js";
@@ -25,6 +25,8 @@ export interface CliStreams {
   out(text: string): void;
   err(text: string): void;
   isTty?: boolean;
+  /** Statuses in colour on standard output. */
+  color?: boolean;
 }
 
 const defaultStreams: CliStreams = {
@@ -32,6 +34,7 @@ const defaultStreams: CliStreams = {
   // A progress line that redraws itself ends without a newline.
   err: (text) => process.stderr.write(text.startsWith("\r") ? text : text + "\n"),
   isTty: Boolean(process.stderr.isTTY),
+  color: colorWanted(Boolean(process.stdout.isTTY)),
 };
 
 export interface CliOptions {

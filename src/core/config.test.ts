@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { ConfigError, loadConfig } from "./config.js";
+import { ConfigError, colorWanted, loadConfig } from "./config.js";
 
 describe("loadConfig", () => {
   it("defaults to local mode under SERVICE_HOME", () => {
@@ -38,5 +38,14 @@ describe("loadConfig", () => {
     expect(() => loadConfig({ SERVICE_WORKER_TIMEOUT: "-3" })).toThrow(/SERVICE_WORKER_TIMEOUT/);
     expect(() => loadConfig({ SERVICE_DEFAULT_PRESERVATION_MODE: "SOME" })).toThrow(/PRESERVATION/);
     expect(() => loadConfig({ SERVICE_AUTH: "users" })).toThrow(/local mode/);
+  });
+});
+
+describe("colour", () => {
+  it("on a terminal unless NO_COLOR is set to anything", () => {
+    expect(colorWanted(true, {})).toBe(true);
+    expect(colorWanted(true, { NO_COLOR: "1" })).toBe(false);
+    expect(colorWanted(true, { NO_COLOR: "" })).toBe(true);
+    expect(colorWanted(false, {})).toBe(false);
   });
 });

@@ -137,6 +137,11 @@ export function readApiToken(env: Env = process.env): string | null {
   return nonEmpty(env.SERVICE_API_TOKEN) ?? null;
 }
 
+/** Colour on a terminal unless NO_COLOR is set to anything (https://no-color.org). */
+export function colorWanted(isTty: boolean, env: Env = process.env): boolean {
+  return isTty && (env.NO_COLOR === undefined || env.NO_COLOR === "");
+}
+
 function parseSqlUrl(raw: string | undefined, home: string): SqlTarget {
   if (raw === undefined) return { dialect: "sqlite", location: join(home, "local.db") };
   if (raw.startsWith("sqlite:")) {

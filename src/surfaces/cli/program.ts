@@ -22,6 +22,8 @@ export interface CliIo {
   out(text: string): void;
   err(text: string): void;
   isTty?: boolean;
+  /** Statuses in colour in human output. */
+  color?: boolean;
   /**
    * Makes sure something runs the job `--wait` follows (local mode with no server running: an
    * in-process worker); returns how to stop it.
@@ -92,7 +94,7 @@ export function addOperationCommands(program: Command, operations: readonly AnyO
       }
       const output = await call(op, coerceTextInput(op, input));
       if (op.cli!.follow && options.wait) return waitAndReport((output as { id: string }).id, Boolean(options.json));
-      io.out(options.json ? JSON.stringify(output ?? null, null, 2) : renderHuman(output, op.cli!, { absolute: Boolean(options.absolute), headers: options.headers !== false, wide: Boolean(options.wide) }));
+      io.out(options.json ? JSON.stringify(output ?? null, null, 2) : renderHuman(output, op.cli!, { absolute: Boolean(options.absolute), headers: options.headers !== false, wide: Boolean(options.wide), color: io.color }));
     });
   }
 

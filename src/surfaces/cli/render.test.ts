@@ -34,3 +34,13 @@ describe("tables inside a detail", () => {
     expect(renderHuman(job, { detailColumns: { tasks: ["id", "name", "status"] } }, { wide: true })).toContain("ENTRYPOINT");
   });
 });
+
+describe("colour", () => {
+  it("colours statuses only, after padding, so columns stay aligned", () => {
+    const page = { items: [{ id: "1", status: "FAILED", note: "x" }, { id: "22", status: "COMPLETED", note: "y" }], total: 2, next_cursor: null };
+    const text = renderHuman(page, {}, { color: true });
+    expect(text.split("\n")[1]).toBe("1   \x1b[31mFAILED   \x1b[0m  x");
+    expect(text.split("\n")[2]).toBe("22  \x1b[32mCOMPLETED\x1b[0m  y");
+    expect(renderHuman(page, {}, { color: false })).not.toContain("\x1b[");
+  });
+});

@@ -13,7 +13,16 @@ export interface RenderOptions {
   now?: number;
   /** Every column of tables inside a detail, not the compact set (`--wide`). */
   wide?: boolean;
+  /** Statuses in colour (a terminal, and NO_COLOR unset). */
+  color?: boolean;
 }
+
+// ANSI colours of the statuses: green done, red failed, blue running, grey for what did not run.
+const STATUS_COLORS: Record<string, number> = { COMPLETED: 32, FAILED: 31, LOST: 31, RUNNING: 34, ACTIVE: 32, CANCELLED: 90, SKIPPED: 90, STOPPED: 90, STOPPING: 33 };
+const colored = (text: string, plain: string, on: boolean | undefined) => {
+  const code = on ? STATUS_COLORS[plain.trim()] : undefined;
+  return code === undefined ? text : `\x1b[${code}m${text}\x1b[0m`;
+};
 
 /** "12s ago", "3m ago", "5h ago", "2d ago" (or "in 3m" for a time to come). */
 export function relativeTime(atMs: number, nowMs: number): string {
@@ -39,8 +48,9 @@ export function renderTable(rows: Record<string, unknown>[], columns?: string[],
   const cells = rows.map((row) => cols.map((c) => cell(row[c], options)));
   const header = cols.map((c) => c.toUpperCase());
   const widths = cols.map((_, i) => Math.max(header[i]!.length, ...cells.map((r) => r[i]!.length)));
-  const line = (values: string[]) => values.map((v, i) => v.padEnd(widths[i]!)).join("  ").trimEnd();
-  return [...(options.headers === false ? [] : [line(header)]), ...cells.map(line)].join("\n");
+  // Padded as plain text, then coloured: escape codes take no room on the screen.
+  const line = (values: string[], color?: boolean) => values.map((v, i) => colored(v.padEnd(widths[i]!), v, color)).join("  ").trimEnd();
+  return [...(options.headers === false ? [] : [line(header)]), ...cells.map((row) => line(row, options.color))].join("\n");
 }
 
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
@@ -63,7 +73,7 @@ export function renderDetail(value: Record<string, unknown>, options: RenderOpti
   // A detail keeps the exact time and adds how long ago it was.
   const shown = (v: unknown) =>
     typeof v === "string" && !options.absolute && TIMESTAMP.test(v) ? `${v} (${relativeTime(Date.parse(v), options.now ?? Date.now())})` : typeof v === "object" && v !== null ? JSON.stringify(v) : (v ?? "-");
-  const lines = fields.map(([k, v]) => `${(k + ":").padEnd(width + 2)}${shown(v)}`);
+  const lines = fields.map(([k, v]) => `${(k + ":").padEnd(width + 2)}${colored(String(shown(v)), String(v), options.color && k === "status")}`);
   for (const [label, rows] of tables) {
     const columns = options.wide ? undefined : detailColumns[label];
     lines.push("", `${label}:`, renderTable(rows, columns, options).replace(/^/gm, "  "));
