@@ -1,6 +1,7 @@
 // The CLI: --json equals the REST body, exit codes per CONTRACT §7, readable human output.
 
 import { afterAll, beforeAll, expect, it } from "vitest";
+import { parse as parseYaml } from "yaml";
 import type { JobDetail } from "../src/models/jobs.js";
 import { forEachBackend } from "./support/backends.js";
 import { waitFor, withEngine } from "./support/engine.js";
@@ -44,6 +45,17 @@ forEachBackend("CLI", (backend) => {
     expect(detail.out).toMatch(/^tasks:$/m);
     const object = await h.cli("data", "get", "orders");
     expect(object.out).toMatch(/^row_count:\s+4$/m);
+  });
+
+  it("--output yaml is the REST body as YAML; --output json is --json; a bad format is a usage error", async () => {
+    const json = await h.cli("registered-job", "list", "--json");
+    const yaml = await h.cli("registered-job", "list", "--output", "yaml");
+    expect(yaml.code, yaml.err).toBe(0);
+    expect(parseYaml(yaml.out)).toEqual(JSON.parse(json.out));
+    expect((await h.cli("registered-job", "list", "--output", "json")).out).toBe(json.out);
+    const bad = await h.cli("registered-job", "list", "--output", "xml");
+    expect(bad.code).toBe(2);
+    expect(bad.err).toMatch(/Allowed choices are table, wide, json, yaml/);
   });
 
   it("prints one line for a mutation", async () => {

@@ -2,11 +2,15 @@
 // operation, options from its input schema, human output by default and `--json` for the REST body.
 
 import { Command, Option } from "commander";
+import { stringify as stringifyYaml } from "yaml";
 import { EXIT_CODES } from "../../core/errors.js";
 import type { AnyOperation } from "../../operations/index.js";
 import { coerceTextInput, inputSchemaOf } from "../../operations/schemas.js";
 import { type WatchEvents, followJob, followTaskLog, resolveJobResult } from "./follow.js";
 import { renderHuman } from "./render.js";
+
+/** `--output`: the human table, with every column, the REST body, or the same as YAML. */
+const OUTPUT_FORMATS = ["table", "wide", "json", "yaml"];
 
 /** `run-job --wait` saw the job end without completing; the CLI exits with EXIT_JOB_NOT_COMPLETED. */
 export class JobNotCompleted extends Error {
@@ -71,7 +75,8 @@ export function addOperationCommands(program: Command, operations: readonly AnyO
       if (required.has(name) && field.default === undefined && op.cli.stdin !== name) option.makeOptionMandatory();
       command.addOption(option);
     }
-    command.option("--json", "print the JSON body exactly as the REST API returns it");
+    command.option("--json", "print the JSON body exactly as the REST API returns it (--output json)");
+    command.addOption(new Option("--output <format>", "table (the default), wide, json (the REST body) or yaml").choices(OUTPUT_FORMATS));
     command.option("--absolute", "times as written (ISO 8601, UTC) instead of relative (3m ago)");
     command.option("--no-headers", "tables without their header line and footer (for scripts)");
     if (op.cli.detailColumns) command.option("--wide", "every column of the tables below the fields, not the compact set");
@@ -93,8 +98,11 @@ export function addOperationCommands(program: Command, operations: readonly AnyO
         return followTaskLog(String(input.id), call, byName(), (text) => io.out(text.replace(/\n$/, "")), await io.watchEvents?.());
       }
       const output = await call(op, coerceTextInput(op, input));
-      if (op.cli!.follow && options.wait) return waitAndReport((output as { id: string }).id, Boolean(options.json));
-      io.out(options.json ? JSON.stringify(output ?? null, null, 2) : renderHuman(output, op.cli!, { absolute: Boolean(options.absolute), headers: options.headers !== false, wide: Boolean(options.wide), color: io.color }));
+      const format = options.json ? "json" : ((options.output as string | undefined) ?? (options.wide ? "wide" : "table"));
+      if (op.cli!.follow && options.wait) return waitAndReport((output as { id: string }).id, format === "json");
+      if (format === "json") return io.out(JSON.stringify(output ?? null, null, 2));
+      if (format === "yaml") return io.out(stringifyYaml(output ?? null).trimEnd());
+      io.out(renderHuman(output, op.cli!, { absolute: Boolean(options.absolute), headers: options.headers !== false, wide: format === "wide", color: io.color }));
     });
   }
 
