@@ -1,5 +1,6 @@
 // The CLI: --json equals the REST body, exit codes per CONTRACT §7, readable human output.
 
+import { execFileSync } from "node:child_process";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { parse as parseYaml } from "yaml";
 import type { JobDetail } from "../src/models/jobs.js";
@@ -56,6 +57,18 @@ forEachBackend("CLI", (backend) => {
     const bad = await h.cli("registered-job", "list", "--output", "xml");
     expect(bad.code).toBe(2);
     expect(bad.err).toMatch(/Allowed choices are table, wide, json, yaml/);
+  });
+
+  it("completion scripts: bash completes commands, subcommands and options from the program itself", async () => {
+    const script = await h.cli("completion", "bash");
+    expect(script.code, script.err).toBe(0);
+    const complete = (...words: string[]) =>
+      execFileSync("bash", ["-c", `eval "$1"; COMP_WORDS=(${words.map((w) => `'${w}'`).join(" ")}); COMP_CWORD=${words.length - 1}; _jobhouse_complete; echo "\${COMPREPLY[*]}"`, "_", script.out], { encoding: "utf8" }).trim();
+    expect(complete("jobhouse", "ru")).toBe("run-job");
+    expect(complete("jobhouse", "job", "").split(" ")).toEqual(expect.arrayContaining(["list", "get", "stats", "cancel"]));
+    expect(complete("jobhouse", "job", "get", "123", "--ab")).toBe("--absolute");
+    for (const shell of ["zsh", "fish"]) expect((await h.cli("completion", shell)).out).toContain("run-job");
+    expect((await h.cli("completion", "powershell")).code).toBe(2);
   });
 
   it("prints one line for a mutation", async () => {

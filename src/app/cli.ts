@@ -1,7 +1,7 @@
 // The `jobhouse` program: the operation commands generated from the registry, plus the process
 // lifecycles that are not operations (local start, worker start, background start, migrate).
 
-import { Command, CommanderError } from "commander";
+import { Argument, Command, CommanderError } from "commander";
 import { ConfigError, colorWanted, loadConfig, type Config } from "../core/config.js";
 import { ERROR_KINDS, EXIT_CODES, invalid, isServiceError } from "../core/errors.js";
 import { type AnyOperation, SYNTHETIC_ADMIN, invoke, operations } from "../operations/index.js";
@@ -9,6 +9,7 @@ import { EXIT_JOB_NOT_COMPLETED, JobNotCompleted, addOperationCommands, type Cal
 import { openService, type OpenedService } from "./context.js";
 import { startEngine } from "./engine-runtime.js";
 import { createLogger } from "../core/log.js";
+import { SHELLS, type Shell, completionScript } from "../surfaces/cli/completion.js";
 import { watchInProcess, watchOverHttp } from "./event-watch.js";
 import { type LocalCredential, callOverHttp } from "./http-caller.js";
 import { LOCAL_SECRET_HEADER } from "../surfaces/rest/auth.js";
@@ -150,6 +151,11 @@ export async function runCli(argv: string[], options: CliOptions = {}): Promise<
   };
   addOperationCommands(program, operations, call, { ...streams, ensureExecution, watchEvents, readLine: options.readLine ?? readStdinLine });
   addLifecycleCommands(program, getConfig, streams, setExitCode);
+  program
+    .command("completion")
+    .description('Print a completion script for your shell: eval "$(jobhouse completion bash)" (or zsh); jobhouse completion fish | source')
+    .addArgument(new Argument("<shell>", "bash, zsh or fish").choices(SHELLS))
+    .action((shell: Shell) => streams.out(completionScript(program, shell).trimEnd()));
   for (const command of allCommands(program)) command.exitOverride().configureOutput(program.configureOutput());
 
   try {
