@@ -3,6 +3,7 @@
 import { execFileSync } from "node:child_process";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { parse as parseYaml } from "yaml";
+import { operations } from "../src/operations/index.js";
 import type { JobDetail } from "../src/models/jobs.js";
 import { forEachBackend } from "./support/backends.js";
 import { waitFor, withEngine } from "./support/engine.js";
@@ -69,6 +70,14 @@ forEachBackend("CLI", (backend) => {
     expect(complete("jobhouse", "job", "get", "123", "--ab")).toBe("--absolute");
     for (const shell of ["zsh", "fish"]) expect((await h.cli("completion", shell)).out).toContain("run-job");
     expect((await h.cli("completion", "powershell")).code).toBe(2);
+  });
+
+  it("every command's --help ends with examples", async () => {
+    for (const op of operations) if (op.cli) expect(op.cli.examples?.length, op.name).toBeGreaterThan(0);
+    for (const argv of [["task", "logs"], ["job", "list"], ["local", "start"], ["server", "start"], ["worker", "start"], ["background", "start"], ["migrate"], ["completion"]]) {
+      const help = await h.cli(...argv, "--help");
+      expect(help.out, argv.join(" ")).toMatch(/\nExamples:\n {2}\$ .*jobhouse /);
+    }
   });
 
   it("prints one line for a mutation", async () => {

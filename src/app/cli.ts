@@ -5,7 +5,7 @@ import { Argument, Command, CommanderError } from "commander";
 import { ConfigError, colorWanted, loadConfig, type Config } from "../core/config.js";
 import { ERROR_KINDS, EXIT_CODES, invalid, isServiceError } from "../core/errors.js";
 import { type AnyOperation, SYNTHETIC_ADMIN, invoke, operations } from "../operations/index.js";
-import { EXIT_JOB_NOT_COMPLETED, JobNotCompleted, addOperationCommands, type Caller } from "../surfaces/cli/program.js";
+import { EXIT_JOB_NOT_COMPLETED, JobNotCompleted, addOperationCommands, type Caller, examplesHelp } from "../surfaces/cli/program.js";
 import { openService, type OpenedService } from "./context.js";
 import { startEngine } from "./engine-runtime.js";
 import { createLogger } from "../core/log.js";
@@ -155,6 +155,7 @@ export async function runCli(argv: string[], options: CliOptions = {}): Promise<
     .command("completion")
     .description('Print a completion script for your shell: eval "$(jobhouse completion bash)" (or zsh); jobhouse completion fish | source')
     .addArgument(new Argument("<shell>", "bash, zsh or fish").choices(SHELLS))
+    .addHelpText("after", examplesHelp(['eval "$(jobhouse completion bash)"   # in ~/.bashrc', "jobhouse completion fish > ~/.config/fish/completions/jobhouse.fish"]))
     .action((shell: Shell) => streams.out(completionScript(program, shell).trimEnd()));
   for (const command of allCommands(program)) command.exitOverride().configureOutput(program.configureOutput());
 
@@ -223,6 +224,7 @@ function addLifecycleCommands(
     .option("--port <port>", "port to listen on", String(DEFAULT_PORT))
     .option("--concurrency <n>", "tasks the in-process worker runs at once (default SERVICE_WORKER_CONCURRENCY or 4)")
     .option("--reload", "restart when the sources change (development)")
+    .addHelpText("after", examplesHelp(["jobhouse local start", "SERVICE_HOME=/srv/jobhouse jobhouse local start --port 8080 --concurrency 8"]))
     .action(async (options: { port: string; reload?: boolean; concurrency?: string }) => {
       const server = { port: parsePort(options.port), concurrency: options.concurrency ? parsePositive("--concurrency", options.concurrency) : undefined };
       setExitCode(options.reload ? await runWithReload(server) : await runLocalServer(getConfig(), server));
@@ -236,6 +238,7 @@ function addLifecycleCommands(
     .option("--port <port>", "port to listen on", String(DEFAULT_PORT))
     .option("--tls-cert <file>", "PEM certificate: serve HTTPS (with --tls-key)")
     .option("--tls-key <file>", "PEM private key of --tls-cert")
+    .addHelpText("after", examplesHelp(["SERVICE_SQL_URL=postgres://jobhouse@db/jobhouse SERVICE_CH_URL=http://ch:8123/jobhouse jobhouse server start --host 0.0.0.0"]))
     .action(async (options: { host: string; port: string; tlsCert?: string; tlsKey?: string }) => {
       setExitCode(await runServer(getConfig(), { host: options.host, port: parsePort(options.port), tlsCert: options.tlsCert, tlsKey: options.tlsKey }));
     });
@@ -243,6 +246,7 @@ function addLifecycleCommands(
   program
     .command("migrate")
     .description("Bring the SQL schema up to date")
+    .addHelpText("after", examplesHelp(["SERVICE_SQL_URL=postgres://jobhouse@db/jobhouse jobhouse migrate"]))
     .action(async () => {
       const service = await openService(getConfig());
       try {
@@ -259,6 +263,7 @@ function addLifecycleCommands(
     .description("Run a worker process until SIGTERM, stop_worker or --max-tasks (distributed mode)")
     .option("--max-tasks <n>", "exit after this many tasks")
     .option("--concurrency <n>", "tasks run at once (default SERVICE_WORKER_CONCURRENCY or 4)")
+    .addHelpText("after", examplesHelp(["jobhouse worker start --concurrency 8", "jobhouse worker start --max-tasks 1000   # exit after 1,000 tasks (recycle memory)"]))
     .action(async (options: { maxTasks?: string; concurrency?: string }) => {
       const config = getConfig();
       setExitCode(
@@ -273,5 +278,6 @@ function addLifecycleCommands(
     .description("Background process commands")
     .command("start")
     .description("Run the background loop: lost workers, schedules, retention, temp cleanup (distributed mode)")
+    .addHelpText("after", examplesHelp(["jobhouse background start"]))
     .action(async () => setExitCode(await runBackgroundProcess(getConfig())));
 }

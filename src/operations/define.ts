@@ -27,6 +27,8 @@ export interface HttpBinding {
 export interface CliBinding {
   /** Words then positional arguments, e.g. "job cancel <ref>". */
   command: string;
+  /** Command lines shown under "Examples:" in the command's --help (at least one per command). */
+  examples?: string[];
   /** Columns of the human table for list results (fields of the items). */
   columns?: string[];
   /** Compact columns of tables inside a detail (`job get`'s tasks); `--wide` shows them all. */

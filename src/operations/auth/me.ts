@@ -13,7 +13,7 @@ export const getMe = defineOperation({
   input: z.object({}),
   output: MeView,
   http: { method: "GET", path: "/auth/me" },
-  cli: { command: "whoami" },
+  cli: { command: "whoami", examples: ["jobhouse whoami"] },
   async handler(_input, { principal }) {
     return { id: principal.user_id, username: principal.username, role: principal.role };
   },

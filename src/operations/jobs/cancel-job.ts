@@ -20,7 +20,7 @@ export const cancelJob = defineOperation({
   input: z.object({ ref: RefId }),
   output: JobView,
   http: { method: "POST", path: "/jobs/:ref/cancel" },
-  cli: { command: "job cancel <ref>", confirm: (job: JobView) => `Cancelled job ${job.id} (${job.name})` },
+  cli: { command: "job cancel <ref>", examples: ["jobhouse job cancel 912370881991716864"], confirm: (job: JobView) => `Cancelled job ${job.id} (${job.name})` },
   async handler({ ref }, { db, clock, changes }) {
     const job = await requireJob(db, ref);
     const cancelled = await cancelJobAndTasks(db, job.id, clock.now());

@@ -17,7 +17,7 @@ export const getJob = defineOperation({
   input: z.object({ ref: RefId }),
   output: JobDetail,
   http: { method: "GET", path: "/jobs/:ref" },
-  cli: { command: "job get <ref>", detailColumns: { tasks: ["id", "name", "status", "attempt", "started_at", "completed_at", "error"] } },
+  cli: { command: "job get <ref>", examples: ["jobhouse job get sales", "jobhouse job get 912370881991716864 --wide"], detailColumns: { tasks: ["id", "name", "status", "attempt", "started_at", "completed_at", "error"] } },
   async handler({ ref }, { db, clock }) {
     const job = await requireJob(db, ref);
     const [tasks, edges] = await Promise.all([listTasksOfJob(db, job.id), listDependenciesOfJob(db, job.id)]);

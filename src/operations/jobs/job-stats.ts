@@ -30,7 +30,7 @@ export const jobStats = defineOperation({
   input: z.object({ ref: RefId }),
   output: JobStatsView,
   http: { method: "GET", path: "/jobs/:ref/stats" },
-  cli: { command: "job stats <ref>" },
+  cli: { command: "job stats <ref>", examples: ["jobhouse job stats sales"] },
   async handler({ ref }, { db, clock }) {
     const job = await requireJob(db, ref);
     const tasks = await listTasksOfJob(db, job.id);

@@ -16,7 +16,7 @@ export const listJobs = defineOperation({
   input: JobListFilter,
   output: Page(JobView),
   http: { method: "GET", path: "/jobs" },
-  cli: { command: "job list", columns: ["id", "name", "status", "completed_tasks", "total_tasks", "created_at", "error"] },
+  cli: { command: "job list", examples: ["jobhouse job list --status FAILED --since 2026-11-01T00:00:00Z", "jobhouse job list --name sales --limit 5 --output wide"], columns: ["id", "name", "status", "completed_tasks", "total_tasks", "created_at", "error"] },
   async handler(filter, { db }) {
     const { rows, total, nextCursor } = await listJobRows(db, {
       status: filter.status,

@@ -19,7 +19,7 @@ export const runJob = defineOperation({
   input: RunJobRequest,
   output: JobView,
   http: { method: "POST", path: "/jobs:run", status: 201, errors: [404], location: (job: JobView) => `${API_PREFIX}/jobs/${job.id}` },
-  cli: { command: "run-job <name>", follow: true, confirm: (job: JobView) => `Started job ${job.id} (${job.name}): ${job.status}` },
+  cli: { command: "run-job <name>", examples: ["jobhouse run-job sales --wait", "jobhouse run-job examples/primes.ts:countPrimes --kwargs '{\"limit\": 2000000}' --wait"], follow: true, confirm: (job: JobView) => `Started job ${job.id} (${job.name}): ${job.status}` },
   async handler(request, { db, ids, clock, config, changes, jobs }) {
     const registered = isEntrypoint(request.name) ? undefined : await findRegisteredJob(db, request.name);
     if (!registered && !isEntrypoint(request.name)) {

@@ -16,7 +16,7 @@ export const listObjects = defineOperation({
   input: ObjectFilter,
   output: Page(ObjectView),
   http: { method: "GET", path: "/objects" },
-  cli: { command: "data list", columns: ["name", "scope", "row_count", "size_bytes", "table", "created_at"] },
+  cli: { command: "data list", examples: ["jobhouse data list --prefix sales_"], columns: ["name", "scope", "row_count", "size_bytes", "table", "created_at"] },
   async handler(filter, { db, columns }) {
     const { rows, total, nextCursor } = await listRows(db, filter);
     return { items: await toObjectViews(await columns(), rows), total, next_cursor: nextCursor };

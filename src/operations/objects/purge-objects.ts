@@ -17,7 +17,7 @@ export const purgeObjects = defineOperation({
   input: PurgeRequest,
   output: PurgeResult,
   http: { method: "POST", path: "/objects:purge" },
-  cli: { command: "data purge", confirm: (r: { deleted: string[] }) => `Deleted ${r.deleted.length} object(s)${r.deleted.length ? ": " + r.deleted.join(", ") : ""}` },
+  cli: { command: "data purge", examples: ["jobhouse data purge --prefix tmp_"], confirm: (r: { deleted: string[] }) => `Deleted ${r.deleted.length} object(s)${r.deleted.length ? ": " + r.deleted.join(", ") : ""}` },
   async handler(filter, { db, columns }) {
     const { prefix, scope, before, after, limit, cursor } = filter;
     // One request must not delete everything by accident.

@@ -16,7 +16,7 @@ export const listRegisteredJobs = defineOperation({
   input: RegisteredJobFilter,
   output: Page(RegisteredJobView),
   http: { method: "GET", path: "/registered-jobs" },
-  cli: { command: "registered-job list", columns: ["name", "entrypoint", "schedule", "enabled", "next_run_at"] },
+  cli: { command: "registered-job list", examples: ["jobhouse registered-job list"], columns: ["name", "entrypoint", "schedule", "enabled", "next_run_at"] },
   async handler(filter, { db }) {
     const { rows, total, nextCursor } = await listRows(db, filter);
     return { items: rows.map(toRegisteredJobView), total, next_cursor: nextCursor };

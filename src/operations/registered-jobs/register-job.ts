@@ -20,7 +20,7 @@ export const registerJob = defineOperation({
   output: RegisteredJobView,
   http: { method: "POST", path: "/registered-jobs", status: 201 },
   cli: {
-    command: "register-job <entrypoint>",
+    command: "register-job <entrypoint>", examples: ["jobhouse register-job examples/sales.ts:salesPipeline --name nightly_sales --schedule \"0 6 * * *\""],
     confirm: (r: RegisteredJobView) => `Registered job ${r.name} (${r.entrypoint})${r.schedule ? `, schedule "${r.schedule}"` : ""}`,
   },
   async handler(request, { db, clock, jobs }) {

@@ -26,7 +26,7 @@ export const enableJob = defineOperation({
   input: RegisteredJobName,
   output: RegisteredJobView,
   http: { method: "POST", path: "/registered-jobs/:name/enable" },
-  cli: { command: "job enable <name>", confirm: (r: RegisteredJobView) => `Enabled job ${r.name}` },
+  cli: { command: "job enable <name>", examples: ["jobhouse job enable nightly_sales"], confirm: (r: RegisteredJobView) => `Enabled job ${r.name}` },
   handler: ({ name }, ctx) => setEnabled(name, true, ctx),
 });
 
@@ -39,6 +39,6 @@ export const disableJob = defineOperation({
   input: RegisteredJobName,
   output: RegisteredJobView,
   http: { method: "POST", path: "/registered-jobs/:name/disable" },
-  cli: { command: "job disable <name>", confirm: (r: RegisteredJobView) => `Disabled job ${r.name}` },
+  cli: { command: "job disable <name>", examples: ["jobhouse job disable nightly_sales"], confirm: (r: RegisteredJobView) => `Disabled job ${r.name}` },
   handler: ({ name }, ctx) => setEnabled(name, false, ctx),
 });

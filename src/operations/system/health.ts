@@ -14,7 +14,7 @@ export const health = defineOperation({
   input: z.object({}),
   output: HealthView,
   http: { method: "GET", path: "/health", absolute: true, ignoreQuery: true },
-  cli: { command: "health" },
+  cli: { command: "health", examples: ["jobhouse health --json"] },
   async handler(_input, { config, clock, version }) {
     // The web app reads this before its first API call, to know which sign-in to offer.
     const auth = config.auth === "users" ? "users" : readApiToken() === null ? "none" : "token";

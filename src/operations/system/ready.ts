@@ -39,7 +39,7 @@ export const ready = defineOperation({
   // chDB is one process's: with a local server running, the CLI asks the server.
   usesColumnStore: true,
   http: { method: "GET", path: "/ready", absolute: true, ignoreQuery: true, errors: [503] },
-  cli: { command: "ready" },
+  cli: { command: "ready", examples: ["jobhouse ready"] },
   async handler(_input, { db, columns, log }) {
     const [sqlCheck, columnCheck] = await Promise.all([
       timed("the SQL store", () => kysql`SELECT 1`.execute(db)),

@@ -16,7 +16,7 @@ export const setup = defineOperation({
   usesColumnStore: true,
   input: z.object({}),
   output: SetupResult,
-  cli: { command: "setup", confirm: (r: { migrations_applied: string[] }) => `Ready (${r.migrations_applied.length} migration(s) applied)` },
+  cli: { command: "setup", examples: ["jobhouse setup"], confirm: (r: { migrations_applied: string[] }) => `Ready (${r.migrations_applied.length} migration(s) applied)` },
   async handler(_input, { config, db, columns }) {
     await mkdir(config.home, { recursive: true });
     await mkdir(config.logDir, { recursive: true });

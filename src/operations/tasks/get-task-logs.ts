@@ -17,7 +17,7 @@ export const getTaskLogs = defineOperation({
   input: TaskLogsInput,
   output: TaskLogsView,
   http: { method: "GET", path: "/tasks/:id/logs" },
-  cli: { command: "task logs <id>", followLog: true },
+  cli: { command: "task logs <id>", examples: ["jobhouse task logs 912370881995911168 --follow", "jobhouse task logs 912370881995911168 --attempt 1"], followLog: true },
   async handler({ id, attempt }, { db, config }) {
     const task = await requireTask(db, id);
     // log_path names the latest attempt that started (a task waiting to retry has a higher attempt

@@ -16,7 +16,7 @@ export const getTask = defineOperation({
   input: TaskIdInput,
   output: TaskDetail,
   http: { method: "GET", path: "/tasks/:id" },
-  cli: { command: "task get <id>" },
+  cli: { command: "task get <id>", examples: ["jobhouse task get 912370881995911168"] },
   async handler({ id }, { db }) {
     const task = await requireTask(db, id);
     return toTaskDetail(task, await listDependencies(db, id));

@@ -28,7 +28,7 @@ export const setUserRole = defineOperation({
   input: SetRoleRequest,
   output: UserView,
   http: { method: "PUT", path: "/users/:ref/role", errors: [404] },
-  cli: { command: "user set-role <ref>", confirm: (u: { username: string; role: string }) => `${u.username} is now ${u.role}` },
+  cli: { command: "user set-role <ref>", examples: ["jobhouse user set-role alice --role admin"], confirm: (u: { username: string; role: string }) => `${u.username} is now ${u.role}` },
   async handler({ ref, role }, { db }) {
     return toUserView(await change(db, ref, { role }));
   },
@@ -43,7 +43,7 @@ export const disableUser = defineOperation({
   input: UserRefInput,
   output: UserView,
   http: { method: "POST", path: "/users/:ref/disable", errors: [404] },
-  cli: { command: "user disable <ref>", confirm: (u: { username: string }) => `Disabled ${u.username}` },
+  cli: { command: "user disable <ref>", examples: ["jobhouse user disable alice"], confirm: (u: { username: string }) => `Disabled ${u.username}` },
   async handler({ ref }, { db, clock }) {
     const user = await change(db, ref, { disabled: true });
     await revokeUserTokens(db, user.id, clock.now());

@@ -18,7 +18,7 @@ export const createUser = defineOperation({
   input: CreateUserRequest,
   output: UserView,
   http: { method: "POST", path: "/users", status: 201, location: (u: { id: string }) => `${API_PREFIX}/users/${u.id}` },
-  cli: { command: "user create", stdin: "password", confirm: (u: { username: string; role: string }) => `Created ${u.role} ${u.username}` },
+  cli: { command: "user create", examples: ["jobhouse user create --username alice --role viewer   # reads the password from standard input"], stdin: "password", confirm: (u: { username: string; role: string }) => `Created ${u.role} ${u.username}` },
   async handler({ username, password, role }, { db, ids, clock }) {
     checkPasswordRules(password);
     const id = ids.next();

@@ -14,7 +14,7 @@ export const getUser = defineOperation({
   input: UserRefInput,
   output: UserView,
   http: { method: "GET", path: "/users/:ref", errors: [404] },
-  cli: { command: "user get <ref>" },
+  cli: { command: "user get <ref>", examples: ["jobhouse user get alice"] },
   async handler({ ref }, { db }) {
     return toUserView(await requireUser(db, ref));
   },

@@ -15,7 +15,7 @@ export const listUsers = defineOperation({
   input: UserFilter,
   output: Page(UserView),
   http: { method: "GET", path: "/users" },
-  cli: { command: "user list", columns: ["id", "username", "role", "disabled", "created_at"] },
+  cli: { command: "user list", examples: ["jobhouse user list"], columns: ["id", "username", "role", "disabled", "created_at"] },
   async handler({ limit, cursor }, { db }) {
     const { rows, total, nextCursor } = await listRows(db, limit, cursor);
     return { items: rows.map(toUserView), total, next_cursor: nextCursor };

@@ -19,7 +19,7 @@ export const setUserPassword = defineOperation({
   input: SetPasswordRequest,
   output: NoContent,
   http: { method: "PUT", path: "/users/:ref/password", status: 204, errors: [404] },
-  cli: { command: "user passwd <ref>", stdin: "password", confirm: () => "Password changed" },
+  cli: { command: "user passwd <ref>", examples: ["jobhouse user passwd alice        # reads the new password from standard input"], stdin: "password", confirm: () => "Password changed" },
   async handler({ ref, password }, { db, clock }) {
     checkPasswordRules(password);
     const user = await requireUser(db, ref);

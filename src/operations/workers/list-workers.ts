@@ -16,7 +16,7 @@ export const listWorkers = defineOperation({
   input: WorkerFilter,
   output: Page(WorkerView),
   http: { method: "GET", path: "/workers" },
-  cli: { command: "worker list", columns: ["id", "status", "hostname", "pid", "concurrency", "tasks_completed", "tasks_failed", "last_heartbeat"] },
+  cli: { command: "worker list", examples: ["jobhouse worker list --status ACTIVE"], columns: ["id", "status", "hostname", "pid", "concurrency", "tasks_completed", "tasks_failed", "last_heartbeat"] },
   async handler(filter, { db }) {
     const { rows, total, nextCursor } = await listRows(db, filter);
     return { items: rows.map(toWorkerView), total, next_cursor: nextCursor };

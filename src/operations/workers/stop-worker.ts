@@ -16,7 +16,7 @@ export const stopWorker = defineOperation({
   input: WorkerIdInput,
   output: WorkerView,
   http: { method: "POST", path: "/workers/:id/stop" },
-  cli: { command: "worker stop <id>", confirm: (w: WorkerView) => `Worker ${w.id} is ${w.status}` },
+  cli: { command: "worker stop <id>", examples: ["jobhouse worker stop 912370881991716870"], confirm: (w: WorkerView) => `Worker ${w.id} is ${w.status}` },
   async handler({ id }, { db }) {
     const worker = await requireWorker(db, id);
     const stopping = await markWorkerStopping(db, id);

@@ -45,6 +45,9 @@ export const EXIT_JOB_NOT_COMPLETED = EXIT_CODES.jobNotCompleted;
 const kebab = (name: string) => name.replace(/_/g, "-");
 const camel = (name: string) => name.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase());
 
+/** The "Examples:" block of a command's --help. */
+export const examplesHelp = (examples: readonly string[]) => `\nExamples:\n${examples.map((e) => `  $ ${e}`).join("\n")}`;
+
 /** Finds or creates the command group for the leading words of "job cancel <ref>". */
 function groupFor(root: Command, words: string[]): Command {
   let parent = root;
@@ -62,6 +65,7 @@ export function addOperationCommands(program: Command, operations: readonly AnyO
     const args = parts.filter((p) => p.startsWith("<")).map((p) => p.slice(1, -1));
     const command = groupFor(program, words.slice(0, -1)).command(words[words.length - 1]!);
     command.summary(op.summary).description(op.summary + (op.description ? `.\n${op.description}` : ""));
+    if (op.cli.examples?.length) command.addHelpText("after", examplesHelp(op.cli.examples));
     for (const arg of args) command.argument(`<${arg}>`);
 
     const schema = inputSchemaOf(op);
