@@ -190,6 +190,25 @@ async function heading(page: Page): Promise<string> {
     }
   });
 
+  it("serves the API documents (Swagger UI, ReDoc) drawn from this origin only, without a console error", async () => {
+    for (const [path, drawn] of [["/api/v0/docs", ".swagger-ui .info .title"], ["/api/v0/redoc", "h1"]] as const) {
+      const docs = await browser.newPage();
+      const docsLog = record(docs);
+      try {
+        await docs.goto(base + path);
+        await docs.locator(drawn).filter({ hasText: "jobhouse" }).first().waitFor();
+        // ReDoc's sidebar draws its maker's logo once the menu is up; give it the moment it takes.
+        await docs.getByText("Stream job and task changes").first().waitFor({ state: "attached" });
+        // ReDoc's search runs in a worker loaded from a blob: URL of this same origin.
+        const offOrigin = (url: string) => !url.startsWith(base + "/") && !url.startsWith(`blob:${base}/`);
+        expect(docsLog.requests.filter((r) => offOrigin(r.split(" ")[1]!)), path).toEqual([]);
+        expect(docsLog.errors, path).toEqual([]);
+      } finally {
+        await docs.close();
+      }
+    }
+  });
+
   it("opens a deep link on reload, and an unknown view says so", async () => {
     await page.goto(`${base}/?p=job&id=${primes.id}`);
     await page.reload();
