@@ -12,7 +12,7 @@ import { readFile } from "node:fs/promises";
 import { request } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { type StreamEvent, createEventStreamParser } from "../src/models/events.js";
+import { type StreamEvent, createEventStreamParser, readEventStream } from "../src/models/events.js";
 import { freshStores } from "./distributed-stores.js";
 import { startChild, stopChildren } from "./processes.js";
 import { freePort } from "../test/support/processes.js";
@@ -116,14 +116,7 @@ async function listen(url: string): Promise<{ arrivals: Arrival[]; waitFor(match
       }
     }
   });
-  void (async () => {
-    const decoder = new TextDecoder();
-    try {
-      for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) parse(decoder.decode(chunk, { stream: true }));
-    } catch {
-      // closed
-    }
-  })();
+  readEventStream(response.body!, parse).catch(() => undefined);
   return {
     arrivals,
     // An event that came already counts (a fast job may end before its run request returns).

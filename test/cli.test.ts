@@ -4,9 +4,8 @@ import { execFileSync } from "node:child_process";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { parse as parseYaml } from "yaml";
 import { operations } from "../src/operations/index.js";
-import type { JobDetail } from "../src/models/jobs.js";
 import { forEachBackend } from "./support/backends.js";
-import { waitFor, withEngine } from "./support/engine.js";
+import { waitForTask, withEngine } from "./support/engine.js";
 import { addObject } from "./support/fixtures.js";
 import { type Harness, startHarness } from "./support/harness.js";
 
@@ -154,7 +153,7 @@ forEachBackend("CLI run-job --wait", (backend) => {
     const runner = backend.name === "local" ? await withEngine(h) : undefined;
     try {
       const job = (await h.call("run_job", { name: "test/fixtures/jobs.ts:talkerJob", kwargs: { lines: 4, everyMs: 80, waitMs: 200 } })) as { id: string };
-      const task = await waitFor("the talker task", async () => ((await h.call("get_job", { ref: job.id })) as JobDetail).tasks.find((t) => t.name === "talker"));
+      const task = await waitForTask(h, job.id, "talker");
       const followed = await h.cli("task", "logs", task.id, "--follow");
       expect(followed.code, followed.err).toBe(0);
       for (let i = 1; i <= 4; i++) expect(followed.out.match(new RegExp(`INFO line ${i} `, "g")), followed.out).toHaveLength(1);

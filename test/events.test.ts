@@ -11,7 +11,7 @@ import type { JobDetail } from "../src/models/jobs.js";
 import { openStore } from "../src/store/db.js";
 import { openNotifyChannel } from "../src/store/notify.js";
 import { forEachBackend } from "./support/backends.js";
-import { entry, runAndWait, waitFor, waitForJob, withEngine } from "./support/engine.js";
+import { entry, runAndWait, waitFor, waitForJob, waitForTask, withEngine } from "./support/engine.js";
 import { type EventClient, jobStatusesIn, openEventStream, taskStatusesIn } from "./support/event-client.js";
 import { type Harness, startHarness } from "./support/harness.js";
 
@@ -81,7 +81,7 @@ forEachBackend("the event stream", (backend) => {
 
   it("sends the followed task's log lines as task.log, then its end", async () => {
     const job = (await h.call("run_job", { name: entry("talkerJob"), kwargs: { lines: 6, everyMs: 60 } })) as { id: string };
-    const task = await waitFor("the talker task", async () => ((await h.call("get_job", { ref: job.id })) as JobDetail).tasks.find((t) => t.name === "talker"));
+    const task = await waitForTask(h, job.id, "talker");
     const stream = await open(`?task_id=${task.id}`);
     await stream.next("the task's end", (e) => e.type === "task.updated" && e.data.id === task.id && e.data.status === "COMPLETED");
     const logs = stream.events.flatMap((e) => (e.type === "task.log" ? [e.data] : []));
@@ -147,7 +147,7 @@ forEachBackend("the event stream", (backend) => {
     const reader = await open();
     // 20 MB of log: far more than the kernel's socket buffers and the 64 KiB bound hold together.
     const job = (await h.call("run_job", { name: entry("talkerJob"), kwargs: { lines: 20_000, everyMs: 0, width: 1_000, waitMs: 500 } })) as { id: string };
-    const task = await waitFor("the talker task", async () => ((await h.call("get_job", { ref: job.id })) as JobDetail).tasks.find((t) => t.name === "talker"));
+    const task = await waitForTask(h, job.id, "talker");
     // A client that asks for the task's log and never reads a byte.
     const port = Number(new URL(base).port);
     const slow = createConnection({ host: "127.0.0.1", port });

@@ -3,7 +3,7 @@
 // own change feed (its in-process worker, or PostgreSQL NOTIFY in distributed mode).
 
 import type { ChangeFeed } from "../engine/changes.js";
-import { type StreamEvent, createEventStreamParser } from "../models/events.js";
+import { type StreamEvent, createEventStreamParser, readEventStream } from "../models/events.js";
 import type { EventFilter, WatchEvents } from "../surfaces/cli/follow.js";
 import type { LocalCredential } from "./http-caller.js";
 
@@ -20,15 +20,8 @@ export function watchOverHttp(baseUrl: string, credential?: LocalCredential): Wa
       abort.abort();
       throw new Error(`the event stream answered HTTP ${response.status}`);
     }
-    const parse = createEventStreamParser(onEvent);
-    void (async () => {
-      const decoder = new TextDecoder();
-      try {
-        for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) parse(decoder.decode(chunk, { stream: true }));
-      } catch {
-        // Closed by the caller, or the server went away: the caller's polling carries on.
-      }
-    })();
+    // Closed by the caller, or the server went away: the caller's polling carries on.
+    readEventStream(response.body, createEventStreamParser(onEvent)).catch(() => undefined);
     return () => abort.abort();
   };
 }

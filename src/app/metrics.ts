@@ -40,19 +40,25 @@ export function createMetrics(service: Pick<ServiceContext, "db" | "changes" | "
     },
   });
   // The queue as workers see it: tasks that may be claimed now, and the longest any has waited.
-  const readyTasks = () =>
-    db
-      .selectFrom("tasks")
-      .select([sql<number>`count(*)`.as("n"), sql<number | null>`min(ready_at)`.as("oldest")])
-      .where("status", "=", "PENDING")
-      .where("ready_at", "<=", BigInt(clock.now()))
-      .executeTakeFirstOrThrow();
+  // A scrape collects every metric at once, so the two gauges share one query in flight.
+  let queueReading: Promise<{ depth: number; oldestWaitS: number }> | undefined;
+  const readQueue = () =>
+    (queueReading ??= (async () => {
+      const now = clock.now();
+      const { n, oldest } = await db
+        .selectFrom("tasks")
+        .select([sql<number>`count(*)`.as("n"), sql<number | null>`min(ready_at)`.as("oldest")])
+        .where("status", "=", "PENDING")
+        .where("ready_at", "<=", BigInt(now))
+        .executeTakeFirstOrThrow();
+      return { depth: Number(n), oldestWaitS: oldest === null ? 0 : Math.max(0, (now - Number(oldest)) / 1000) };
+    })().finally(() => (queueReading = undefined)));
   new Gauge({
     name: "jobhouse_queue_depth",
     help: "Tasks ready to be claimed now (PENDING, ready_at reached)",
     registers: [registry],
     async collect() {
-      this.set(Number((await readyTasks()).n));
+      this.set((await readQueue()).depth);
     },
   });
   new Gauge({
@@ -60,8 +66,7 @@ export function createMetrics(service: Pick<ServiceContext, "db" | "changes" | "
     help: "How long the oldest claimable task has waited to be claimed (0 when none waits): the claim latency a new task faces",
     registers: [registry],
     async collect() {
-      const { oldest } = await readyTasks();
-      this.set(oldest === null ? 0 : Math.max(0, (clock.now() - Number(oldest)) / 1000));
+      this.set((await readQueue()).oldestWaitS);
     },
   });
 

@@ -89,9 +89,8 @@ export function createEventHub(changes: ChangeFeed, db: Store, options: EventHub
   let outbox: HubEvent[] = [];
   let flushTimer: NodeJS.Timeout | undefined;
   let lastFlushAt = 0;
-  // Changes wait here, in order, while a job's name is being looked up.
+  // Changes wait here, in order, while a job's name is being looked up (drained while not empty).
   const waiting: Change[] = [];
-  let draining = false;
 
   const rememberName = (id: bigint, name: string) => {
     if (names.size >= NAMES_KEPT) names.delete(names.keys().next().value!);
@@ -123,40 +122,35 @@ export function createEventHub(changes: ChangeFeed, db: Store, options: EventHub
     if (flushTimer === undefined) flushTimer = setTimeout(flush, Math.max(0, lastFlushAt + batchInterval(intervalMs, listeners.size) - Date.now()));
   };
 
-  const emitChange = (change: Change, name?: string) => {
+  const emitChange = (change: Change) => {
     if (change.type === "resync") emit("resync", { reason: "the link to other processes was re-established: changes may have been missed" });
-    else if (change.type === "job") emit("job.updated", { id: String(change.id), name: name ?? change.name ?? "", status: change.status }, change.id);
+    else if (change.type === "job") emit("job.updated", { id: String(change.id), name: change.name ?? names.get(change.id) ?? "", status: change.status }, change.id);
     else emit("task.updated", { id: String(change.id), job_id: String(change.jobId), status: change.status, attempt: change.attempt }, change.jobId, change.id, change.attempt);
   };
 
   // A job change without its name waits for a lookup, and every change after it waits too (order).
   const drain = async () => {
-    draining = true;
     while (waiting.length > 0) {
       const change = waiting[0]!;
-      let name: string | undefined;
       if (change.type === "job" && !change.name && !names.has(change.id)) {
-        name = await findJobById(db, change.id).then(
+        const name = await findJobById(db, change.id).then(
           (job) => job?.name,
           (error: unknown) => void options.onError?.(error),
         );
         if (name !== undefined) rememberName(change.id, name);
       }
       waiting.shift();
-      emitChange(change, change.type === "job" ? (change.name ?? names.get(change.id) ?? name) : undefined);
+      emitChange(change);
     }
-    draining = false;
   };
 
   const onChange = (change: Change) => {
     if (change.type === "job" && change.name) rememberName(change.id, change.name);
     const needsLookup = change.type === "job" && !change.name && !names.has(change.id);
-    if (!draining && waiting.length === 0 && !needsLookup) {
-      emitChange(change, change.type === "job" ? names.get(change.id) : undefined);
-      return;
-    }
+    if (waiting.length === 0 && !needsLookup) return emitChange(change);
     waiting.push(change);
-    if (!draining) void drain();
+    // The first to wait starts the drain; later ones join its queue.
+    if (waiting.length === 1) void drain();
   };
 
   return {

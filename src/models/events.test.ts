@@ -20,6 +20,13 @@ describe("the event stream parser", () => {
     expect(parseAll(...text.split(""))).toEqual(whole);
   });
 
+  it("tells of every id, an id-only event's too", () => {
+    const ids: string[] = [];
+    const feed = createEventStreamParser(() => undefined, (id) => ids.push(id));
+    feed('id: a-0\n\n: keep-alive\n\nid: a-1\nevent: resync\ndata: {"reason":"r"}\n\n');
+    expect(ids).toEqual(["a-0", "a-1"]);
+  });
+
   it("joins multi-line data and skips data that is not JSON", () => {
     expect(parseAll('event: task.log\ndata: {"task_id":"1",\ndata: "attempt":1,"offset":0,"text":"x"}\n\nevent: task.log\ndata: nope\n\n')).toEqual([
       { type: "task.log", id: undefined, data: { task_id: "1", attempt: 1, offset: 0, text: "x" } },

@@ -40,13 +40,16 @@ export type StreamEvent =
  * An incremental reader of `text/event-stream` (the WHATWG format: `field: value` lines, a blank
  * line ends an event, `:` starts a comment). Feed it text as it arrives; it calls `onEvent` for each
  * complete event of a known type and ignores the rest, so a newer server's events do no harm.
+ * `onId` hears every `id:` an event carries, data or not: a stream that starts with an id alone
+ * tells a client where it is before any event came.
  */
-export function createEventStreamParser(onEvent: (event: StreamEvent) => void): (chunk: string) => void {
+export function createEventStreamParser(onEvent: (event: StreamEvent) => void, onId?: (id: string) => void): (chunk: string) => void {
   let buffered = "";
   let type = "";
   let id: string | undefined;
   let data: string[] = [];
   const dispatch = () => {
+    if (id !== undefined) onId?.(id);
     if (data.length > 0 && (EVENT_TYPES as readonly string[]).includes(type)) {
       try {
         onEvent({ type, id, data: JSON.parse(data.join("\n")) } as StreamEvent);
@@ -77,4 +80,18 @@ export function createEventStreamParser(onEvent: (event: StreamEvent) => void): 
       }
     }
   };
+}
+
+/**
+ * Feeds a response body to `feed` (usually a parser) as text until the stream ends; rejects when
+ * it is aborted or cut off.
+ */
+export async function readEventStream(body: ReadableStream<Uint8Array>, feed: (chunk: string) => void): Promise<void> {
+  const reader = body.getReader();
+  const decoder = new TextDecoder();
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) return;
+    feed(decoder.decode(value, { stream: true }));
+  }
 }

@@ -26,6 +26,11 @@ export async function waitForJob(h: Harness, id: string, limitMs = 30_000): Prom
   }, limitMs);
 }
 
+/** Waits for the job's task named `name` to exist (a job's tasks are made as its entry task runs). */
+export async function waitForTask(h: Harness, jobId: string, name: string): Promise<JobDetail["tasks"][number]> {
+  return waitFor(`task ${name} of job ${jobId}`, async () => ((await h.call("get_job", { ref: jobId })) as JobDetail).tasks.find((t) => t.name === name));
+}
+
 export async function runAndWait(h: Harness, name: string, kwargs: Record<string, unknown> = {}): Promise<JobDetail> {
   const job = (await h.call("run_job", { name, kwargs })) as { id: string };
   return waitForJob(h, job.id);

@@ -1,7 +1,7 @@
 // A test's client of GET /api/v0/events: fetch with a streamed body, read with the same parser the
 // web app and the CLI use, every event kept in arrival order.
 
-import { type StreamEvent, createEventStreamParser } from "../../src/models/events.js";
+import { type StreamEvent, createEventStreamParser, readEventStream } from "../../src/models/events.js";
 import { waitFor } from "./engine.js";
 
 export interface EventClient {
@@ -23,16 +23,12 @@ export async function openEventStream(url: string, headers: Record<string, strin
   const parse = createEventStreamParser((event) => events.push(event));
   const ended = (async () => {
     if (!response.ok || !response.body) return void (text = await response.text());
-    const decoder = new TextDecoder();
-    try {
-      for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
-        const part = decoder.decode(chunk, { stream: true });
-        text += part;
-        parse(part);
-      }
-    } catch {
-      // Aborted by close(), or cut off by the server.
-    }
+    const feed = (chunk: string) => {
+      text += chunk;
+      parse(chunk);
+    };
+    // Ends by close() or by the server cutting the stream off.
+    await readEventStream(response.body, feed).catch(() => undefined);
   })();
   return {
     status: response.status,

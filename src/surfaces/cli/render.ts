@@ -34,9 +34,16 @@ export function relativeTime(atMs: number, nowMs: number): string {
   return seconds >= 0 ? `${amount} ago` : `in ${amount}`;
 }
 
+/** "3m ago" for a timestamp the output shows relative, else undefined. */
+function relativeOf(value: unknown, options: RenderOptions): string | undefined {
+  if (typeof value !== "string" || options.absolute || !TIMESTAMP.test(value)) return undefined;
+  return relativeTime(Date.parse(value), options.now ?? Date.now());
+}
+
 function cell(value: unknown, options: RenderOptions = {}): string {
   if (value === null || value === undefined) return "-";
-  if (typeof value === "string" && !options.absolute && TIMESTAMP.test(value)) return relativeTime(Date.parse(value), options.now ?? Date.now());
+  const relative = relativeOf(value, options);
+  if (relative !== undefined) return relative;
   const text = typeof value === "object" ? JSON.stringify(value) : String(value);
   const line = text.replace(/\s+/g, " ");
   return line.length > MAX_CELL ? line.slice(0, MAX_CELL - 1) + "…" : line;
@@ -71,8 +78,11 @@ export function renderDetail(value: Record<string, unknown>, options: RenderOpti
   walk(value, "");
   const width = Math.max(...fields.map(([k]) => k.length));
   // A detail keeps the exact time and adds how long ago it was.
-  const shown = (v: unknown) =>
-    typeof v === "string" && !options.absolute && TIMESTAMP.test(v) ? `${v} (${relativeTime(Date.parse(v), options.now ?? Date.now())})` : typeof v === "object" && v !== null ? JSON.stringify(v) : (v ?? "-");
+  const shown = (v: unknown) => {
+    const relative = relativeOf(v, options);
+    if (relative !== undefined) return `${v} (${relative})`;
+    return typeof v === "object" && v !== null ? JSON.stringify(v) : (v ?? "-");
+  };
   const lines = fields.map(([k, v]) => `${(k + ":").padEnd(width + 2)}${colored(String(shown(v)), String(v), options.color && k === "status")}`);
   for (const [label, rows] of tables) {
     const columns = options.wide ? undefined : detailColumns[label];

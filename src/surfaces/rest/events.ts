@@ -6,6 +6,7 @@ import type { ServerResponse } from "node:http";
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import { invalid, notFound } from "../../core/errors.js";
 import type { ServiceContext } from "../../operations/index.js";
+import { problemResponse } from "./openapi.js";
 
 export const EVENTS_PATH = "/api/v0/events";
 
@@ -21,7 +22,6 @@ export interface EventStreamLimits {
 export const DEFAULT_EVENT_STREAM_LIMITS: EventStreamLimits = { keepAliveMs: 15_000, maxBufferedBytes: 1024 * 1024, logPollMs: 100 };
 
 const idSchema = { type: "string", pattern: "^[1-9][0-9]{0,18}$" };
-const problem = (description: string) => ({ description, content: { "application/problem+json": { schema: { $ref: "#/components/schemas/Problem" } } } });
 
 /** The stream's entry in the OpenAPI document (it is no operation: no MCP tool, no CLI command). */
 export const EVENTS_PATH_ITEM = {
@@ -44,9 +44,9 @@ export const EVENTS_PATH_ITEM = {
     ],
     responses: {
       "200": { description: "The event stream (open until the client leaves)", content: { "text/event-stream": { schema: { type: "string" } } } },
-      "401": problem("Missing or invalid bearer token"),
-      "404": problem("No such task"),
-      "422": problem("Invalid filter"),
+      "401": problemResponse("Missing or invalid bearer token"),
+      "404": problemResponse("No such task"),
+      "422": problemResponse("Invalid filter"),
     },
   },
 };
@@ -146,17 +146,14 @@ function openConnection(raw: ServerResponse, service: ServiceContext, options: C
   const wanted = (type: string, eventJob?: bigint, eventTask?: bigint) =>
     type === "resync" || jobId === undefined || (eventJob === jobId && (taskId === undefined || type === "job.updated" || eventTask === taskId));
 
-  let pumping = false;
-  /** Sends what the followed log gained; `all` takes a last partial line too (the attempt ended). */
+  /**
+   * Sends what the followed log gained; `all` takes a last partial line too (the attempt ended).
+   * Every call runs through `inOrder`, so two never read the file at once.
+   */
   const pumpLog = async (all = false) => {
-    if (!follower || pumping) return;
-    pumping = true;
-    try {
-      for (let chunk = await follower.read(all); chunk && open; chunk = await follower.read(all)) {
-        send(`event: task.log\ndata: ${JSON.stringify({ task_id: String(taskId), attempt: chunk.attempt, offset: chunk.offset, text: chunk.text })}\n\n`);
-      }
-    } finally {
-      pumping = false;
+    if (!follower) return;
+    for (let chunk = await follower.read(all); chunk && open; chunk = await follower.read(all)) {
+      send(`event: task.log\ndata: ${JSON.stringify({ task_id: String(taskId), attempt: chunk.attempt, offset: chunk.offset, text: chunk.text })}\n\n`);
     }
   };
 

@@ -17,7 +17,8 @@ const PROBLEM_SCHEMA: JsonSchema = {
   required: ["title", "status", "detail", "code"],
 };
 
-function problemResponse(description: string) {
+/** A response that is a Problem (SPEC "Errors"), as each route documents its error statuses. */
+export function problemResponse(description: string) {
   return { description, content: { "application/problem+json": { schema: PROBLEM_REF } } };
 }
 

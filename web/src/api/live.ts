@@ -5,7 +5,7 @@
 // the next one takes the lock and the stream over.
 
 import type { QueryClient } from "@tanstack/react-query";
-import { type StreamEvent, createEventStreamParser } from "../../../src/models/events.js";
+import { type StreamEvent, createEventStreamParser, readEventStream } from "../../../src/models/events.js";
 import type { ApiClient } from "./client.js";
 
 const LOCK = "jobhouse.events";
@@ -92,19 +92,8 @@ async function followStream(client: ApiClient, onEvent: (event: StreamEvent) => 
       const response = await client.stream("/events", lastId ? { "last-event-id": lastId } : {}, stopped);
       setState("live");
       delayMs = RECONNECT_MIN_MS;
-      const parse = createEventStreamParser((event) => {
-        if (event.id) lastId = event.id;
-        onEvent(event);
-      });
-      // The id a new stream starts from comes as an id-only event, which the parser does not report.
-      const firstId = /^id: (\S+)$/m;
-      const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();
-      for (;;) {
-        const { value, done } = await reader.read();
-        if (done) break;
-        if (!lastId) lastId = firstId.exec(value)?.[1];
-        parse(value);
-      }
+      const parse = createEventStreamParser(onEvent, (id) => (lastId = id));
+      await readEventStream(response.body!, parse);
     } catch {
       // Refused (signed out, or the server is older) or dropped: polling carries on meanwhile.
     }
