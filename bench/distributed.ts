@@ -16,7 +16,7 @@ import { loadConfig } from "../src/core/config.js";
 import { createLogger } from "../src/core/log.js";
 import { SYNTHETIC_ADMIN, invoke, operationByName } from "../src/operations/index.js";
 import { PG_URL, adminQuery, freshStores, unique } from "./distributed-stores.js";
-import { startChild, stopChildren } from "./processes.js";
+import { childrenCpuMs, postgresCpuMs, startChild, stopChildren } from "./processes.js";
 
 const BIN = join(import.meta.dirname, "..", "bin", "jobhouse.mjs");
 const RUN_TS = join(import.meta.dirname, "..", "bin", "run-ts.mjs");
@@ -31,6 +31,13 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 interface Figures {
   perSecond: number;
+  /**
+   * CPU per task (ms) during the throughput run, enqueueing included on both sides: PostgreSQL's
+   * (every backend) and the worker processes'. Wall-clock figures swing ±30% run to run on this
+   * machine; CPU per task is what a change to the engine's SQL or code moves.
+   */
+  pgCpuPerTask: number;
+  workerCpuPerTask: number;
   chainP50?: number;
   chainP99?: number;
   /** An idle worker process: a run started elsewhere (here, the bench process) → its first task starts. */
@@ -93,10 +100,15 @@ async function jobhouseRun(workers: number, n: number, chain: number): Promise<F
       // The entry task (kind "job") is not part of the measured work, except for a wake-up.
       return service.db.selectFrom("tasks").select(["ready_at", "started_at", "completed_at"]).where("job_id", "=", BigInt(job.id)).where("kind", "=", kind).execute();
     };
+    const cpuBefore = { pg: postgresCpuMs(), workers: childrenCpuMs(children) };
     const tasks = await runJob("fanOutNoop", n);
     const firstReady = Math.min(...tasks.map((t) => Number(t.ready_at)));
     const lastDone = Math.max(...tasks.map((t) => Number(t.completed_at)));
-    const figures: Figures = { perSecond: n / (Math.max(1, lastDone - firstReady) / 1000) };
+    const figures: Figures = {
+      perSecond: n / (Math.max(1, lastDone - firstReady) / 1000),
+      pgCpuPerTask: (postgresCpuMs() - cpuBefore.pg) / n,
+      workerCpuPerTask: (childrenCpuMs(children) - cpuBefore.workers) / n,
+    };
     if (chain > 0) {
       const latency = (await runJob("chainNoop", chain)).map((t) => Number(t.started_at) - Number(t.ready_at)).sort((a, b) => a - b);
       figures.chainP50 = percentile(latency, 50);
@@ -133,6 +145,7 @@ async function graphileRun(workers: number, n: number, chain: number): Promise<F
     // Ready a moment from now, so the enqueueing is not part of the drain (as jobhouse's children
     // are inserted before their ready_at).
     const readyAt = Date.now() + 1500;
+    const cpuBefore = { pg: postgresCpuMs(), workers: childrenCpuMs(children.map((c) => c.child)) };
     await utils.addJobs(Array.from({ length: n }, () => ({ identifier: "noop", payload: {}, runAt: new Date(readyAt) })));
     let lastDone = 0;
     for (;;) {
@@ -143,7 +156,11 @@ async function graphileRun(workers: number, n: number, chain: number): Promise<F
       }
       await sleep(2);
     }
-    const figures: Figures = { perSecond: n / (Math.max(1, lastDone - readyAt) / 1000) };
+    const figures: Figures = {
+      perSecond: n / (Math.max(1, lastDone - readyAt) / 1000),
+      pgCpuPerTask: (postgresCpuMs() - cpuBefore.pg) / n,
+      workerCpuPerTask: (childrenCpuMs(children.map((c) => c.child)) - cpuBefore.workers) / n,
+    };
     if (chain > 0) {
       await utils.addJob("chain", { i: 0, n: chain, readyAt: Date.now() });
       for (;;) {
@@ -174,7 +191,7 @@ async function main(): Promise<void> {
   const workerCounts = (args.get("--workers") ?? "1,2,4").split(",").map(Number);
   const only = args.get("--only");
   const fmt = (f: Figures) =>
-    `${f.perSecond.toFixed(0)}/s` +
+    `${f.perSecond.toFixed(0)}/s (CPU/task: PostgreSQL ${f.pgCpuPerTask.toFixed(2)} ms, workers ${f.workerCpuPerTask.toFixed(2)} ms)` +
     (f.chainP50 === undefined ? "" : `, chain p50 ${f.chainP50} ms p99 ${f.chainP99} ms`) +
     (f.wakeP50 === undefined ? "" : `, idle wake-up p50 ${f.wakeP50} ms max ${f.wakeMax} ms`);
   for (const workers of workerCounts) {
@@ -194,7 +211,7 @@ async function main(): Promise<void> {
     const summary = (all: Figures[]) =>
       all.length === 0
         ? "-"
-        : `${median(all.map((f) => f.perSecond)).toFixed(0)}/s` +
+        : `${median(all.map((f) => f.perSecond)).toFixed(0)}/s (CPU/task: PostgreSQL ${median(all.map((f) => f.pgCpuPerTask)).toFixed(2)} ms, workers ${median(all.map((f) => f.workerCpuPerTask)).toFixed(2)} ms)` +
           (all[0]!.chainP50 === undefined ? "" : `, chain p50 ${median(all.map((f) => f.chainP50!))} ms, p99 ${median(all.map((f) => f.chainP99!))} ms`) +
           (all[0]!.wakeP50 === undefined ? "" : `, idle wake-up p50 ${median(all.map((f) => f.wakeP50!))} ms`);
     const ratio = ours.length && theirs.length ? (median(ours.map((f) => f.perSecond)) / median(theirs.map((f) => f.perSecond))).toFixed(2) : "-";

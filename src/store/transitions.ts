@@ -87,7 +87,11 @@ export const isLeaf = (c: Completion): boolean => c.children.length === 0 && c.r
 /**
  * The guarded update of a leaf completion and the release of its dependents as common table
  * expressions `done` (returning job_id) and `released` (PostgreSQL runs a data-modifying CTE to
- * completion whether or not the query reads it).
+ * completion whether or not the query reads it). The dependents are found by primary key only: with
+ * `status = 'PENDING'`, which an index can serve, the planner (its statistics taken before a large
+ * fan-out was inserted, so it believes PENDING tasks are few) intersected them with a scan of every
+ * PENDING task in the claim index: 9,000 entries early in a 10,000-task fan-out, 0.5 ms of the
+ * statement's 0.7. `IS NOT DISTINCT FROM` (the same test: status is never NULL) is not indexable.
  */
 export function leafCompletionCtes(c: LeafCompletion) {
   return sql`
@@ -97,7 +101,7 @@ export function leafCompletionCtes(c: LeafCompletion) {
       RETURNING job_id),
     released AS (
       UPDATE tasks SET pending_deps = pending_deps - 1, ready_at = CASE WHEN pending_deps = 1 THEN ${c.nowMs} ELSE ready_at END
-      WHERE id IN (SELECT task_id FROM task_deps WHERE depends_on_id = ${c.key.taskId}) AND status = 'PENDING' AND EXISTS (SELECT 1 FROM done))`;
+      WHERE id = ANY (ARRAY(SELECT task_id FROM task_deps WHERE depends_on_id = ${c.key.taskId})) AND status IS NOT DISTINCT FROM 'PENDING' AND EXISTS (SELECT 1 FROM done))`;
 }
 
 /** The common completion as one statement, one round trip instead of a transaction's five. */
