@@ -5,6 +5,7 @@ import { afterAll, beforeAll, expect, it } from "vitest";
 import { operations } from "../src/operations/index.js";
 import { forEachBackend } from "./support/backends.js";
 import { type Harness, startHarness } from "./support/harness.js";
+import { redoclyFindings, spectralFindings } from "./support/openapi-lint.js";
 
 const SPEC_TOOLS = [
   "list_jobs", "get_job", "job_stats", "cancel_job", "run_job", "register_job", "list_registered_jobs", "enable_job",
@@ -41,6 +42,43 @@ forEachBackend("HTTP documents", (backend) => {
     const result = await new Validator().validate(doc as never);
     expect(result.errors ?? []).toEqual([]);
     expect(result.valid).toBe(true);
+  });
+
+  it("OpenAPI passes Redocly's recommended rules and Spectral's oas rules with no error or warning", async () => {
+    const doc = (await h.http("GET", "/api/v0/openapi.json")).body;
+    expect(await redoclyFindings(doc)).toEqual([]);
+    expect(await spectralFindings(doc)).toEqual([]);
+  });
+
+  it("OpenAPI names every model as a component, with date-time timestamps, described operations and declared tags", async () => {
+    type Operation = { description?: string; tags: string[]; parameters?: { description?: string }[]; requestBody?: { content: Record<string, { schema: { $ref?: string } }> }; responses: Record<string, { content?: Record<string, { schema: { $ref?: string } }> }> };
+    const doc = (await h.http("GET", "/api/v0/openapi.json")).body as {
+      info: { license?: { name: string }; contact?: object };
+      tags: { name: string; description: string }[];
+      paths: Record<string, Record<string, Operation>>;
+      components: { schemas: Record<string, { properties?: Record<string, { format?: string; anyOf?: { format?: string }[] }> }> };
+    };
+    const response = (method: string, path: string) => doc.paths[path]![method]!.responses["200"]!.content!["application/json"]!.schema.$ref;
+    expect(response("get", "/api/v0/jobs/{ref}")).toBe("#/components/schemas/JobDetail");
+    expect(response("get", "/api/v0/tasks/{id}")).toBe("#/components/schemas/TaskDetail");
+    expect(response("get", "/api/v0/jobs")).toBe("#/components/schemas/JobPage");
+    expect(doc.paths["/api/v0/jobs:run"]!.post!.requestBody!.content["application/json"]!.schema.$ref).toBe("#/components/schemas/RunJobRequest");
+    for (const name of ["JobView", "JobDetail", "TaskDetail", "JobTaskView", "WorkerView", "ObjectDetail", "RegisteredJobView", "JobStatus", "Problem"]) expect(doc.components.schemas[name], name).toBeDefined();
+    // Every $ref points at a component that exists.
+    for (const [, ref] of JSON.stringify(doc).matchAll(/"\$ref":"#\/components\/schemas\/([^"]+)"/g)) expect(doc.components.schemas[ref!], ref).toBeDefined();
+    const job = doc.components.schemas.JobView!.properties!;
+    expect(job.created_at!.format).toBe("date-time");
+    expect(job.completed_at!.anyOf![0]!.format).toBe("date-time");
+    expect(doc.info.license?.name).toBe("MIT");
+    expect(doc.info.contact).toBeDefined();
+    const declared = new Set(doc.tags.map((t) => t.name));
+    for (const [path, item] of Object.entries(doc.paths)) {
+      for (const [method, op] of Object.entries(item)) {
+        expect(op.description, `${method} ${path}`).toBeTruthy();
+        expect(declared.has(op.tags[0]!), `${method} ${path} tag ${op.tags[0]}`).toBe(true);
+        for (const parameter of op.parameters ?? []) expect(parameter.description, `${method} ${path} parameter`).toBeTruthy();
+      }
+    }
   });
 
   it("serves Swagger UI and ReDoc from its own files", async () => {

@@ -1,7 +1,7 @@
 // Scheme B wire models (SPEC "Authentication models", CONTRACT §6 and §8).
 
 import { z } from "zod";
-import { Cursor, IdString, Limit, Timestamp } from "./common.js";
+import { Cursor, IdString, Limit, Page, Timestamp } from "./common.js";
 import { Role } from "./system.js";
 
 /** Letters, digits and . _ @ -; not all digits (a ref that is all digits means an id). */
@@ -18,7 +18,7 @@ export const Password = z.string().max(1024).describe("At least 8 characters and
 
 export const LoginRequest = z.object({ username: z.string().max(200), password: Password });
 export const RefreshRequest = z.object({ refresh_token: z.string().max(200) });
-export const LogoutRequest = RefreshRequest;
+export const LogoutRequest = z.object({ refresh_token: z.string().max(200).describe("The refresh token to revoke") });
 
 export const TokenPair = z.object({
   access_token: z.string(),
@@ -43,3 +43,6 @@ export const UserRefInput = z.object({ ref: UserRef });
 export const SetRoleRequest = z.object({ ref: UserRef, role: Role });
 export const SetPasswordRequest = z.object({ ref: UserRef, password: Password });
 export const UserFilter = z.object({ limit: Limit, cursor: Cursor.optional() });
+
+/** A page of UserView (list responses are named for generated clients). */
+export const UserPage = Page(UserView);

@@ -3,7 +3,7 @@
 import { z } from "zod";
 
 /** CONTRACT §2: ids travel as strings of decimal digits. */
-export const IdString = z.string().regex(/^\d{1,20}$/).describe("Snowflake id as a decimal string");
+export const IdString = z.string().regex(/^\d{1,20}$/).meta({ description: "Snowflake id as a decimal string", examples: ["912370881995911168"] });
 
 const MAX_ID = (1n << 63n) - 1n;
 
@@ -26,13 +26,13 @@ export const RefId = z
   .describe("Numeric id or name; an all-digit string is an id, any other string the most recent of that name")
   .transform((value) => String(value));
 
-export const Timestamp = z.string().describe("ISO 8601 UTC timestamp with milliseconds");
+export const Timestamp = z.string().meta({ description: "ISO 8601 UTC timestamp with milliseconds", format: "date-time", examples: ["2026-11-22T15:04:05.123Z"] });
 export const NullableTimestamp = Timestamp.nullable();
 
 /** A datetime filter bound given by a caller; any ISO 8601 form with a zone is accepted. */
 export const DateTimeInput = z
   .string()
-  .describe("ISO 8601 datetime, e.g. 2026-11-22T15:04:05Z")
+  .meta({ description: "ISO 8601 datetime with a zone", format: "date-time", examples: ["2026-11-22T15:04:05Z"] })
   .transform((value, ctx) => {
     const ms = Date.parse(value);
     const day = /^(\d{4})-(\d{2})-(\d{2})/.exec(value);

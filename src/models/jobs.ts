@@ -2,7 +2,7 @@
 
 import { z } from "zod";
 import { JOB_STATUSES } from "../core/statuses.js";
-import { Cursor, DateTimeInput, IdString, JsonObject, Limit, NullableTimestamp, Timestamp } from "./common.js";
+import { Cursor, DateTimeInput, IdString, JsonObject, Limit, NullableTimestamp, Page, Timestamp } from "./common.js";
 import { JobTaskView } from "./tasks.js";
 
 export const JobStatus = z.enum(JOB_STATUSES);
@@ -30,7 +30,7 @@ export type JobView = z.infer<typeof JobView>;
 export const JobDetail = JobView.extend({
   entrypoint: z.string(),
   kwargs: JsonObject,
-  result_ref: z.unknown().nullable().describe("The entry task's result_ref once the job completed"),
+  result_ref: z.unknown().describe("The entry task's result_ref once the job completed, else null"),
   tasks: z.array(JobTaskView),
   duration_ms: z.number().int().nullable().describe("completed_at (or now) minus started_at; null before start"),
   code_version: z.string().nullable().describe("Hash of the job's module and the local files it imports when the run started; null for a package"),
@@ -58,8 +58,8 @@ export const JobStatsView = z.object({
 export type JobStatsView = z.infer<typeof JobStatsView>;
 
 export const JobListFilter = z.object({
-  status: JobStatus.optional(),
-  name: z.string().min(1).max(200).optional(),
+  status: JobStatus.optional().describe("Only jobs in this status"),
+  name: z.string().min(1).max(200).optional().describe("Only jobs of this name"),
   since: DateTimeInput.optional().describe("Only jobs created at or after this time"),
   limit: Limit,
   cursor: Cursor.optional(),
@@ -69,10 +69,10 @@ export const RunJobRequest = z.object({
   name: z.string().min(1).max(500).describe("A registered job's name, or an entrypoint module:export"),
   kwargs: JsonObject.default({}).describe("Arguments of the job function; registered defaults merge under them"),
   preservation_mode: PreservationMode.optional(),
-});
+}).meta({ examples: [{ name: "examples/sales.ts:salesPipeline", kwargs: { min_amount: 300 } }, { name: "nightly_sales" }] });
 
 /** A 5-field cron expression, or null for manual-only. */
-const Schedule = z.string().min(1).max(200).nullable();
+const Schedule = z.string().min(1).max(200).nullable().describe("A 5-field cron expression (minute hour day month weekday), or null to run only on demand");
 
 export const RegisterJobRequest = z.object({
   entrypoint: z.string().min(3).max(500).describe("<module>:<export>, e.g. examples/sales.ts:salesPipeline"),
@@ -88,7 +88,7 @@ export const RegisterJobRequest = z.object({
   defaults: JsonObject.default({}),
   preservation_mode: PreservationMode.nullable().default(null),
   enabled: z.boolean().default(true),
-});
+}).meta({ examples: [{ entrypoint: "examples/sales.ts:salesPipeline", name: "nightly_sales", schedule: "0 2 * * *", timezone: "Europe/Paris", defaults: { min_amount: 300 } }] });
 
 export const RegisteredJobView = z.object({
   name: z.string(),
@@ -108,10 +108,16 @@ export const RegisteredJobView = z.object({
 export type RegisteredJobView = z.infer<typeof RegisteredJobView>;
 
 export const RegisteredJobFilter = z.object({
-  enabled: z.boolean().optional(),
+  enabled: z.boolean().optional().describe("Only enabled (true) or disabled (false) registrations"),
   name: z.string().min(1).max(200).optional().describe("Names starting with this text"),
   limit: Limit,
   cursor: Cursor.optional(),
 });
 
-export const RegisteredJobName = z.object({ name: z.string().min(1).max(200) });
+export const RegisteredJobName = z.object({ name: z.string().min(1).max(200).describe("The registration's name") });
+
+/** A page of JobView (list responses are named for generated clients). */
+export const JobPage = Page(JobView);
+
+/** A page of RegisteredJobView (list responses are named for generated clients). */
+export const RegisteredJobPage = Page(RegisteredJobView);

@@ -1,7 +1,7 @@
 // Data object wire models (SPEC "Data models", CONTRACT §5).
 
 import { z } from "zod";
-import { Cursor, DateTimeInput, IdString, Limit, Timestamp } from "./common.js";
+import { Cursor, DateTimeInput, IdString, Limit, Page, Timestamp } from "./common.js";
 
 export const Scope = z.enum(["temp", "job", "global"]);
 export type Scope = z.infer<typeof Scope>;
@@ -80,16 +80,16 @@ export const ObjectRef = z
   .describe("Object name (a job-scoped name means the newest run's), table name, or id");
 
 export const ObjectFilter = z.object({
-  prefix: z.string().min(1).max(200).optional(),
-  scope: Scope.optional(),
+  prefix: z.string().min(1).max(200).optional().describe("Only objects whose name starts with this text"),
+  scope: Scope.optional().describe("Only objects of this scope"),
   limit: Limit,
   cursor: Cursor.optional(),
 });
 
 /** An ObjectFilter (without a default limit: a purge deletes every match unless capped) plus time bounds. */
 export const PurgeRequest = z.object({
-  prefix: z.string().min(1).max(200).optional(),
-  scope: Scope.optional(),
+  prefix: z.string().min(1).max(200).optional().describe("Only objects whose name starts with this text"),
+  scope: Scope.optional().describe("Only objects of this scope"),
   limit: z.number().int().min(1).max(500).optional().describe("Delete at most this many (newest first)"),
   cursor: Cursor.optional().describe("Start after this cursor of list_objects"),
   before: DateTimeInput.optional().describe("Only objects created before this time"),
@@ -97,3 +97,6 @@ export const PurgeRequest = z.object({
 });
 
 export const PurgeResult = z.object({ deleted: z.array(z.string()) });
+
+/** A page of ObjectView (list responses are named for generated clients). */
+export const ObjectPage = Page(ObjectView);

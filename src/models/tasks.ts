@@ -30,7 +30,7 @@ export type JobTaskView = z.infer<typeof JobTaskView>;
 
 export const TaskDetail = TaskView.extend({
   kwargs: z.unknown().describe("The task's argument: usually an object; map without `as` passes each item as it is"),
-  result_ref: z.unknown().nullable().describe("Plain JSON result, {object: name} or {task_id: id}"),
+  result_ref: z.unknown().describe("Plain JSON result, {object: name} or {task_id: id}; null until the task completed"),
   log_path: z.string().nullable(),
   worker_id: IdString.nullable(),
   max_attempts: z.number().int().positive(),

@@ -1,7 +1,7 @@
 // Worker wire models (SPEC "Orchestration models", CONTRACT §3).
 
 import { z } from "zod";
-import { Cursor, IdInput, IdString, Limit, NullableTimestamp, Timestamp } from "./common.js";
+import { Cursor, IdInput, IdString, Limit, NullableTimestamp, Page, Timestamp } from "./common.js";
 
 export const WorkerStatus = z.enum(["ACTIVE", "STOPPING", "STOPPED", "LOST"]);
 export type WorkerStatus = z.infer<typeof WorkerStatus>;
@@ -20,7 +20,7 @@ export const WorkerView = z.object({
 export type WorkerView = z.infer<typeof WorkerView>;
 
 export const WorkerFilter = z.object({
-  status: WorkerStatus.optional(),
+  status: WorkerStatus.optional().describe("Only workers in this status"),
   limit: Limit,
   cursor: Cursor.optional(),
 });
@@ -30,3 +30,6 @@ export const StartWorkerRequest = z.object({
 });
 
 export const WorkerIdInput = z.object({ id: IdInput });
+
+/** A page of WorkerView (list responses are named for generated clients). */
+export const WorkerPage = Page(WorkerView);

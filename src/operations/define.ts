@@ -82,8 +82,13 @@ export function requiredRole(op: Pick<Operation, "access" | "mutates">): "admin"
   return op.mutates || op.access === "admin" ? "admin" : "viewer";
 }
 
+/** The model an operation's strict input was made from (its name in the OpenAPI document). */
+const modelOfInput = new WeakMap<z.ZodType, z.ZodType>();
+export const inputModelOf = (op: Pick<AnyOperation, "input">): z.ZodType => modelOfInput.get(op.input) ?? op.input;
+
 /** Inputs are strict: an unknown field is a typo to report, not something to ignore. */
 export function defineOperation<I extends z.ZodType, O extends z.ZodType>(op: Operation<I, O>): Operation<I, O> {
   const input = op.input instanceof z.ZodObject ? (op.input.strict() as unknown as I) : op.input;
+  if (input !== op.input) modelOfInput.set(input, op.input);
   return { ...op, input };
 }

@@ -75,7 +75,7 @@ export const operationByName = new Map(operations.map((op) => [op.name, op]));
 export { invoke, describeIssues } from "./invoke.js";
 export { API_PREFIX, fillPath, mountedPath, pathParams } from "./paths.js";
 export type { Access, AnyOperation, Operation, HttpBinding, CliBinding } from "./define.js";
-export { requiredRole } from "./define.js";
+export { inputModelOf, requiredRole } from "./define.js";
 export type { OperationContext, ServiceContext, Principal, Role } from "./context.js";
 export { SYNTHETIC_ADMIN } from "./context.js";
 export type { WorkerSpawner } from "./context.js";

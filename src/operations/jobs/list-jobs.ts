@@ -1,7 +1,6 @@
 // list_jobs: a filtered page of jobs, newest first.
 
-import { Page } from "../../models/common.js";
-import { JobListFilter, JobView } from "../../models/jobs.js";
+import { JobListFilter, JobPage } from "../../models/jobs.js";
 import { listJobs as listJobRows } from "../../store/jobs.js";
 import { defineOperation } from "../define.js";
 import { toJobView } from "../views.js";
@@ -14,7 +13,7 @@ export const listJobs = defineOperation({
   cacheable: true,
   mcp: true,
   input: JobListFilter,
-  output: Page(JobView),
+  output: JobPage,
   http: { method: "GET", path: "/jobs" },
   cli: { command: "job list", examples: ["jobhouse job list --status FAILED --since 2026-11-01T00:00:00Z", "jobhouse job list --name sales --limit 5 --output wide"], columns: ["id", "name", "status", "completed_tasks", "total_tasks", "created_at", "error"] },
   async handler(filter, { db }) {

@@ -1,7 +1,6 @@
 // list_objects: data objects, newest first, filtered by name prefix and scope.
 
-import { Page } from "../../models/common.js";
-import { ObjectFilter, ObjectView } from "../../models/objects.js";
+import { ObjectFilter, ObjectPage } from "../../models/objects.js";
 import { listObjects as listRows } from "../../store/data-objects.js";
 import { defineOperation } from "../define.js";
 import { toObjectViews } from "./object-views.js";
@@ -14,7 +13,7 @@ export const listObjects = defineOperation({
   mcp: true,
   usesColumnStore: true,
   input: ObjectFilter,
-  output: Page(ObjectView),
+  output: ObjectPage,
   http: { method: "GET", path: "/objects" },
   cli: { command: "data list", examples: ["jobhouse data list --prefix sales_"], columns: ["name", "scope", "row_count", "size_bytes", "table", "created_at"] },
   async handler(filter, { db, columns }) {

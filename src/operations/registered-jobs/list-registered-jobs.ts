@@ -1,7 +1,6 @@
 // list_registered_jobs: registered jobs by name, filtered by the enabled flag and a name prefix.
 
-import { Page } from "../../models/common.js";
-import { RegisteredJobFilter, RegisteredJobView } from "../../models/jobs.js";
+import { RegisteredJobFilter, RegisteredJobPage } from "../../models/jobs.js";
 import { listRegisteredJobs as listRows } from "../../store/registered-jobs.js";
 import { defineOperation } from "../define.js";
 import { toRegisteredJobView } from "../views.js";
@@ -14,7 +13,7 @@ export const listRegisteredJobs = defineOperation({
   cacheable: true,
   mcp: true,
   input: RegisteredJobFilter,
-  output: Page(RegisteredJobView),
+  output: RegisteredJobPage,
   http: { method: "GET", path: "/registered-jobs" },
   cli: { command: "registered-job list", examples: ["jobhouse registered-job list"], columns: ["name", "entrypoint", "schedule", "enabled", "next_run_at"] },
   async handler(filter, { db }) {

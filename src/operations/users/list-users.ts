@@ -1,7 +1,6 @@
 // list_users: GET /users, admin only, in creation order.
 
-import { Page } from "../../models/common.js";
-import { UserFilter, UserView } from "../../models/auth.js";
+import { UserFilter, UserPage } from "../../models/auth.js";
 import { listUsers as listRows } from "../../store/users.js";
 import { defineOperation } from "../define.js";
 import { toUserView } from "../views.js";
@@ -13,7 +12,7 @@ export const listUsers = defineOperation({
   access: "admin",
   mcp: false,
   input: UserFilter,
-  output: Page(UserView),
+  output: UserPage,
   http: { method: "GET", path: "/users" },
   cli: { command: "user list", examples: ["jobhouse user list"], columns: ["id", "username", "role", "disabled", "created_at"] },
   async handler({ limit, cursor }, { db }) {

@@ -1,7 +1,6 @@
 // list_workers: workers, newest first, filtered by status.
 
-import { Page } from "../../models/common.js";
-import { WorkerFilter, WorkerView } from "../../models/workers.js";
+import { WorkerFilter, WorkerPage } from "../../models/workers.js";
 import { listWorkers as listRows } from "../../store/workers.js";
 import { defineOperation } from "../define.js";
 import { toWorkerView } from "../views.js";
@@ -14,7 +13,7 @@ export const listWorkers = defineOperation({
   cacheable: true,
   mcp: true,
   input: WorkerFilter,
-  output: Page(WorkerView),
+  output: WorkerPage,
   http: { method: "GET", path: "/workers" },
   cli: { command: "worker list", examples: ["jobhouse worker list --status ACTIVE"], columns: ["id", "status", "hostname", "pid", "concurrency", "tasks_completed", "tasks_failed", "last_heartbeat"] },
   async handler(filter, { db }) {
