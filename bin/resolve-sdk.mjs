@@ -2,7 +2,9 @@
 // file in any folder imports it without installing anything there; and a job file is an ES module
 // wherever it lives (outside a "type": "module" package a .ts file would otherwise load as CommonJS,
 // which cannot import the SDK).
-const SDK_URL = new URL("../src/sdk/index.ts", import.meta.url).href;
+import { treeModule } from "./source-tree.mjs";
+
+const SDK_URL = treeModule("sdk/index");
 
 export async function resolve(specifier, context, nextResolve) {
   // Handed on (not short-circuited) so the TypeScript loader resolves and compiles the SDK file.
