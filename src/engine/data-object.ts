@@ -1,11 +1,11 @@
-// DataObject: the handle task code holds on a data object (CONTRACT §5). Every method that makes a
-// new object runs one ClickHouse statement and records the operation, its inputs and the acting
-// task; reads run SELECTs. Each goes through the data plane of the running task (over its thread's
+// DataObject: the handle task code holds on a data object (CONTRACT §5), and DataChain: derivations
+// chained on it, made into one object by one ClickHouse statement when awaited, which records the
+// operation, its inputs and the acting task; reads run SELECTs. Each goes through the data plane of the running task (over its thread's
 // channel) or, outside tasks, the plane the object was made with (scopePlane(ds) in scripts and
 // tests). Returned from a task it travels as {"object": "<name>"}.
 
 import * as derivations from "../data/derive.js";
-import type { Columns, DataPlane, DeriveStep, Rows } from "./data-plane.js";
+import type { ChainNode, Columns, DataPlane, DeriveStep, Rows } from "./data-plane.js";
 import { currentExecution } from "./execution.js";
 import type { FileOptions } from "./ingest.js";
 import type { CreateOptions, ObjectRecord, Placement } from "./object-registry.js";
@@ -21,14 +21,112 @@ function planeFor(fallback?: DataPlane): DataPlane {
 }
 
 const isPlacement = (value: unknown): value is Placement =>
-  typeof value === "object" && value !== null && !(value instanceof DataObject) && !Array.isArray(value);
+  typeof value === "object" && value !== null && !(value instanceof DataSource) && !Array.isArray(value);
 
-export class DataObject {
+/** A chain's inputs: objects and other chains (join, union). */
+type Chainable = DataObject | DataChain;
+
+/**
+ * What objects and chains share: the derivations, each returning a chain (a description, nothing
+ * runs until it is awaited), and the reads, which run on the source as it is without making it.
+ */
+abstract class DataSource {
+  /** This source as data for the plane. */
+  abstract node(): ChainNode;
+  protected abstract get plane(): DataPlane;
+  /** The plane carried to chains made from this source (see DataObject.boundPlane). */
+  protected abstract get bound(): DataPlane | undefined;
+
+  private chain(step: DeriveStep, others: Chainable[], placement: Placement | undefined): DataChain {
+    return new DataChain({ step, inputs: [this.node(), ...others.map((o) => o.node())] }, placement, this.bound ?? others.find((o) => o.boundPlane)?.boundPlane);
+  }
+
+  /** Rows where the ClickHouse condition holds. */
+  filter(condition: string, placement?: Placement): DataChain {
+    return this.chain({ op: "filter", condition }, [], placement);
+  }
+
+  /** Columns computed by ClickHouse expressions: {out: "amount * 1.2"}; or a list of columns to keep. */
+  select(outputs: Record<string, string> | string[], placement?: Placement): DataChain {
+    const map = Array.isArray(outputs) ? Object.fromEntries(outputs.map((c) => [c, derivations.checkColumnName(c)])) : outputs;
+    return this.chain({ op: "select", outputs: map }, [], placement);
+  }
+
+  /** Groups by key columns; `.agg({total: "sum(amount)"})` makes the chain's step. */
+  groupBy(...keys: string[]): { agg(aggregates: Record<string, string>, placement?: Placement): DataChain } {
+    return { agg: (aggregates, placement) => this.chain({ op: "group_by", keys, aggregates }, [], placement) };
+  }
+
+  /** Joins on shared key columns; right-side name clashes get `suffix` (default "_right"). */
+  join(other: Chainable, options: { on: string | string[]; how?: derivations.JoinKind; suffix?: string }, placement?: Placement): DataChain {
+    const on = Array.isArray(options.on) ? options.on : [options.on];
+    return this.chain({ op: "join", on, how: options.how ?? "inner", suffix: options.suffix }, [other], placement);
+  }
+
+  /** All rows of this and the other sources (same columns). */
+  union(...others: (Chainable | Placement)[]): DataChain {
+    const placement = isPlacement(others[others.length - 1]) ? (others.pop() as Placement) : undefined;
+    return this.chain({ op: "union" }, others as Chainable[], placement);
+  }
+
+  /** Sorted by columns ("amount DESC"); reads of the result keep the order. */
+  sort(...keys: (string | Placement)[]): DataChain {
+    const placement = isPlacement(keys[keys.length - 1]) ? (keys.pop() as Placement) : undefined;
+    return this.chain({ op: "sort", keys: keys as string[] }, [], placement);
+  }
+
+  /** The first n rows (in sort order when sorted). */
+  limit(n: number, placement?: Placement): DataChain {
+    return this.chain({ op: "limit", n }, [], placement);
+  }
+
+  /** Distinct rows over the given columns (all when none). */
+  distinct(columns: string[] = [], placement?: Placement): DataChain {
+    return this.chain({ op: "distinct", columns }, [], placement);
+  }
+
+  rows(options: { limit?: number; offset?: number } = {}): Promise<Record<string, unknown>[]> {
+    return this.plane.rows(this.node(), options);
+  }
+
+  /** One column's values, in the source's order. */
+  column(name: string): Promise<unknown[]> {
+    return this.plane.column(this.node(), name);
+  }
+
+  /** One aggregate over the source, e.g. scalar("sum(amount)"). */
+  scalar(expression: string): Promise<unknown> {
+    return this.plane.scalar(this.node(), expression);
+  }
+
+  count(): Promise<number> {
+    return this.plane.count(this.node());
+  }
+
+  /** Rows in batches, for results too large to hold at once. */
+  async *stream(batchSize = 10_000): AsyncGenerator<Record<string, unknown>[]> {
+    const plane = this.plane;
+    const node = this.node();
+    for (let offset = 0; ; offset += batchSize) {
+      const batch = await plane.page(node, offset, batchSize);
+      if (batch.length > 0) yield batch;
+      if (batch.length < batchSize) return;
+    }
+  }
+
+  columns(): Promise<{ name: string; type: string }[]> {
+    return this.plane.columns(this.node());
+  }
+}
+
+export class DataObject extends DataSource {
   constructor(
     readonly record: ObjectRecord,
     /** The plane used outside tasks (scripts, tests); inside a task its own data plane is used. */
     readonly boundPlane?: DataPlane,
-  ) {}
+  ) {
+    super();
+  }
 
   get name(): string {
     return this.record.name;
@@ -45,94 +143,69 @@ export class DataObject {
     return { object: this.record.name };
   }
 
-  private get plane(): DataPlane {
+  node(): ChainNode {
+    return { object: this.record };
+  }
+
+  protected get plane(): DataPlane {
     return planeFor(this.boundPlane);
   }
 
-  private async derived(step: DeriveStep, inputs: DataObject[], placement?: Placement): Promise<DataObject> {
-    const record = await this.plane.derive(step, inputs.map((o) => o.record), placement);
-    return new DataObject(record, this.boundPlane);
-  }
-
-  /** Rows where the ClickHouse condition holds. */
-  filter(condition: string, placement?: Placement): Promise<DataObject> {
-    return this.derived({ op: "filter", condition }, [this], placement);
-  }
-
-  /** Columns computed by ClickHouse expressions: {out: "amount * 1.2"}; or a list of columns to keep. */
-  select(outputs: Record<string, string> | string[], placement?: Placement): Promise<DataObject> {
-    const map = Array.isArray(outputs) ? Object.fromEntries(outputs.map((c) => [c, derivations.checkColumnName(c)])) : outputs;
-    return this.derived({ op: "select", outputs: map }, [this], placement);
-  }
-
-  /** Groups by key columns; `.agg({total: "sum(amount)"})` makes the object. */
-  groupBy(...keys: string[]): { agg(aggregates: Record<string, string>, placement?: Placement): Promise<DataObject> } {
-    return { agg: (aggregates, placement) => this.derived({ op: "group_by", keys, aggregates }, [this], placement) };
-  }
-
-  /** Joins on shared key columns; right-side name clashes get `suffix` (default "_right"). */
-  join(other: DataObject, options: { on: string | string[]; how?: derivations.JoinKind; suffix?: string }, placement?: Placement): Promise<DataObject> {
-    const on = Array.isArray(options.on) ? options.on : [options.on];
-    return this.derived({ op: "join", on, how: options.how ?? "inner", suffix: options.suffix }, [this, other], placement);
-  }
-
-  /** All rows of this and the other objects (same columns). */
-  union(...others: (DataObject | Placement)[]): Promise<DataObject> {
-    const placement = isPlacement(others[others.length - 1]) ? (others.pop() as Placement) : undefined;
-    return this.derived({ op: "union" }, [this, ...(others as DataObject[])], placement);
-  }
-
-  /** Sorted by columns ("amount DESC"); reads of the result keep the order. */
-  sort(...keys: (string | Placement)[]): Promise<DataObject> {
-    const placement = isPlacement(keys[keys.length - 1]) ? (keys.pop() as Placement) : undefined;
-    return this.derived({ op: "sort", keys: keys as string[] }, [this], placement);
-  }
-
-  /** The first n rows (in sort order when sorted). */
-  limit(n: number, placement?: Placement): Promise<DataObject> {
-    return this.derived({ op: "limit", n }, [this], placement);
-  }
-
-  /** Distinct rows over the given columns (all when none). */
-  distinct(columns: string[] = [], placement?: Placement): Promise<DataObject> {
-    return this.derived({ op: "distinct", columns }, [this], placement);
+  protected get bound(): DataPlane | undefined {
+    return this.boundPlane;
   }
 
   /** Appends rows; returns how many. */
   insert(rows: Record<string, unknown>[]): Promise<number> {
     return this.plane.insert(this.record, rows);
   }
+}
 
-  rows(options: { limit?: number; offset?: number } = {}): Promise<Record<string, unknown>[]> {
-    return this.plane.rows(this.record, options);
+/**
+ * A chain of derivations not yet run (CONTRACT §5): `await sales.filter(…).select(…, {name})`
+ * compiles the whole chain into one statement and makes one object, whose upstream is the chain's
+ * source objects; no intermediate table is made. Reads (`rows()`, `count()`, …) run on the chain
+ * as a query. A placement goes on the last step: an earlier one would name an object never made.
+ */
+export class DataChain extends DataSource implements PromiseLike<DataObject> {
+  private made?: Promise<DataObject>;
+
+  constructor(
+    private readonly chainNode: ChainNode,
+    private readonly placement: Placement | undefined,
+    readonly boundPlane: DataPlane | undefined,
+  ) {
+    super();
   }
 
-  /** One column's values, in the object's order. */
-  column(name: string): Promise<unknown[]> {
-    return this.plane.column(this.record, name);
-  }
-
-  /** One aggregate over the object, e.g. scalar("sum(amount)"). */
-  scalar(expression: string): Promise<unknown> {
-    return this.plane.scalar(this.record, expression);
-  }
-
-  count(): Promise<number> {
-    return this.plane.count(this.record);
-  }
-
-  /** Rows in batches, for results too large to hold at once. */
-  async *stream(batchSize = 10_000): AsyncGenerator<Record<string, unknown>[]> {
-    const plane = this.plane;
-    for (let offset = 0; ; offset += batchSize) {
-      const batch = await plane.page(this.record, offset, batchSize);
-      if (batch.length > 0) yield batch;
-      if (batch.length < batchSize) return;
+  node(): ChainNode {
+    if (this.placement) {
+      throw new TypeError(`a placement (${JSON.stringify(this.placement)}) goes on a chain's last step; await the chain there to keep that object`);
     }
+    return this.chainNode;
   }
 
-  columns(): Promise<{ name: string; type: string }[]> {
-    return this.plane.columns(this.record);
+  protected get plane(): DataPlane {
+    return planeFor(this.boundPlane);
+  }
+
+  protected get bound(): DataPlane | undefined {
+    return this.boundPlane;
+  }
+
+  /** Makes the chain into its object (once, however often it is awaited). */
+  then<A = DataObject, B = never>(onMade?: ((object: DataObject) => A | PromiseLike<A>) | null, onFailed?: ((reason: unknown) => B | PromiseLike<B>) | null): Promise<A | B> {
+    this.made ??= (async () => new DataObject(await this.plane.derive(this.chainNode, this.placement), this.boundPlane))();
+    return this.made.then(onMade, onFailed);
+  }
+
+  catch<B = never>(onFailed: (reason: unknown) => B | PromiseLike<B>): Promise<DataObject | B> {
+    return this.then(undefined, onFailed);
+  }
+
+  /** A chain is not an object yet: returned or passed on unawaited, it would mean nothing. */
+  toJSON(): never {
+    throw new TypeError("a data chain is a description, not an object: await it (which makes its object) before returning it or passing it to a task");
   }
 }
 

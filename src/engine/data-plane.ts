@@ -23,20 +23,27 @@ export type DeriveStep =
   | { op: "limit"; n: number }
   | { op: "distinct"; columns: string[] };
 
+/**
+ * What a read or a derivation works on, as data: a stored object, or a step over other nodes (a
+ * fluent chain not yet made into an object: see chains.ts).
+ */
+export type ChainNode = { object: ObjectRecord } | { step: DeriveStep; inputs: ChainNode[] };
+
 export interface DataPlane {
   create(data: Columns | Rows, options: CreateOptions): Promise<ObjectRecord>;
   load(source: string, options: FileOptions): Promise<ObjectRecord>;
   query(query: string, inputs: Record<string, ObjectRecord>, placement: Placement): Promise<ObjectRecord>;
   find(name: string): Promise<ObjectRecord>;
-  derive(step: DeriveStep, inputs: ObjectRecord[], placement: Placement | undefined): Promise<ObjectRecord>;
+  /** Makes a chain into one object with one statement. */
+  derive(chain: ChainNode, placement: Placement | undefined): Promise<ObjectRecord>;
   insert(record: ObjectRecord, rows: Row[]): Promise<number>;
-  rows(record: ObjectRecord, options: { limit?: number; offset?: number }): Promise<Row[]>;
-  column(record: ObjectRecord, name: string): Promise<unknown[]>;
-  scalar(record: ObjectRecord, expression: string): Promise<unknown>;
-  count(record: ObjectRecord): Promise<number>;
-  /** Rows `offset`..`offset + size` in a total order (the object's sort, then every column). */
-  page(record: ObjectRecord, offset: number, size: number): Promise<Row[]>;
-  columns(record: ObjectRecord): Promise<ColumnList>;
+  rows(source: ChainNode, options: { limit?: number; offset?: number }): Promise<Row[]>;
+  column(source: ChainNode, name: string): Promise<unknown[]>;
+  scalar(source: ChainNode, expression: string): Promise<unknown>;
+  count(source: ChainNode): Promise<number>;
+  /** Rows `offset`..`offset + size` in a total order (the source's sort, then every column). */
+  page(source: ChainNode, offset: number, size: number): Promise<Row[]>;
+  columns(source: ChainNode): Promise<ColumnList>;
 }
 
 const PLANE_METHODS: readonly (keyof DataPlane)[] = [

@@ -8,6 +8,7 @@ import { type Sql, ident, raw, sql } from "../data/sql.js";
 import { convertRows, inferType, jsonConverter, normalizeType, readConverter, toJsonValue } from "../data/types.js";
 import { recordOperation } from "../store/object-lineage.js";
 import {
+  type ColumnList,
   type CreateOptions,
   type DataScope,
   type ObjectRecord,
@@ -158,25 +159,32 @@ export async function insertRows(ds: DataScope, record: ObjectRecord, rows: read
   return prepared.length;
 }
 
-/** Rows of a SELECT over an object, with its wide integers read exactly. */
-export async function selectRows(ds: DataScope, record: ObjectRecord, statement: Sql): Promise<Record<string, unknown>[]> {
-  return convertRows(await ds.columns.query<Record<string, unknown>>(statement), await describeColumns(ds, record));
+/** What a read needs of its source (a stored object, or a chain read as a subquery: chains.ts). */
+export interface ReadSource {
+  /** The table, or a parenthesized SELECT. */
+  from: Sql;
+  /** The ORDER BY its rows are read in. */
+  sortSql: string | null;
+  columns(): Promise<ColumnList>;
 }
 
-export async function readRows(ds: DataScope, record: ObjectRecord, options: { limit?: number; offset?: number } = {}): Promise<Record<string, unknown>[]> {
-  const order = record.sortSql ? raw(` ORDER BY ${record.sortSql}`) : raw("");
+/** Rows of a SELECT over a source, with its wide integers read exactly. */
+export async function selectRows(ds: DataScope, source: ReadSource, statement: Sql): Promise<Record<string, unknown>[]> {
+  return convertRows(await ds.columns.query<Record<string, unknown>>(statement), await source.columns());
+}
+
+export async function readRows(ds: DataScope, source: ReadSource, options: { limit?: number; offset?: number } = {}): Promise<Record<string, unknown>[]> {
+  const order = source.sortSql ? raw(` ORDER BY ${source.sortSql}`) : raw("");
   const paged = options.limit !== undefined || options.offset !== undefined;
   // An offset alone needs a length: ClickHouse 18.16 overflows on a huge one, so use the row count.
-  const length = options.limit ?? (paged ? Number(await readScalar(ds, record, raw("count()"))) : 0);
+  const length = options.limit ?? (paged ? Number(await readScalar(ds, source, raw("count()"))) : 0);
   const limit = paged ? sql` LIMIT ${options.offset ?? 0}, ${length}` : raw("");
-  return selectRows(ds, record, sql`SELECT * FROM ${qualified(ds, record.table)}${order}${limit}`);
+  return selectRows(ds, source, sql`SELECT * FROM ${source.from}${order}${limit}`);
 }
 
-export async function readScalar(ds: DataScope, record: ObjectRecord, expression: Sql): Promise<unknown> {
+export async function readScalar(ds: DataScope, source: ReadSource, expression: Sql): Promise<unknown> {
   // The value's type comes along, so a 64-bit result is read exactly.
-  const rows = await ds.columns.query<{ value: unknown; type: string }>(
-    sql`SELECT ${expression} AS value, toTypeName(value) AS type FROM ${qualified(ds, record.table)} LIMIT 1`,
-  );
+  const rows = await ds.columns.query<{ value: unknown; type: string }>(sql`SELECT ${expression} AS value, toTypeName(value) AS type FROM ${source.from} LIMIT 1`);
   const row = rows[0];
   if (!row) return null;
   return readConverter(row.type)?.(row.value) ?? row.value;

@@ -5,30 +5,22 @@
 import type { Sql } from "../data/sql.js";
 import { ident, raw, sql } from "../data/sql.js";
 import * as derivations from "../data/derive.js";
-import type { Columns, DataPlane, DeriveStep, Rows } from "./data-plane.js";
+import { ServiceError } from "../core/errors.js";
+import { compileChain, explainChainFailure, readSourceOf } from "./chains.js";
+import type { ChainNode, Columns, DataPlane, Rows } from "./data-plane.js";
 import { createFromFile } from "./ingest.js";
-import { type DataScope, type ObjectRecord, describeColumns, findObjectRecord, qualified, sourceOf } from "./object-registry.js";
-import { createFromColumns, createFromQuery, createFromRows, derive, insertRows, readRows, readScalar, selectRows } from "./objects.js";
+import { type DataScope, findObjectRecord } from "./object-registry.js";
+import { type ReadSource, createFromColumns, createFromQuery, createFromRows, derive, insertRows, readRows, readScalar, selectRows } from "./objects.js";
 
-function derivationOf(step: DeriveStep, sources: derivations.Source[], first: ObjectRecord): derivations.Derivation {
-  const [src] = sources as [derivations.Source, ...derivations.Source[]];
-  switch (step.op) {
-    case "filter":
-      return derivations.filter(src, step.condition);
-    case "select":
-      return derivations.project(src, step.outputs);
-    case "group_by":
-      return derivations.aggregate(src, step.keys, step.aggregates);
-    case "join":
-      return derivations.join(src, sources[1]!, step.on, step.how, step.suffix);
-    case "union":
-      return derivations.union(sources);
-    case "sort":
-      return derivations.sort(src, step.keys);
-    case "limit":
-      return derivations.limit(src, step.n, first.sortSql);
-    case "distinct":
-      return derivations.distinct(src, step.columns);
+/**
+ * Runs a read of `node`; a chain that ClickHouse refuses is reported by the step that broke it.
+ */
+async function reading<T>(ds: DataScope, node: ChainNode, read: (source: ReadSource) => Promise<T>): Promise<T> {
+  const source = await readSourceOf(ds, node);
+  try {
+    return await read(source);
+  } catch (error) {
+    throw source.chain ? await explainChainFailure(ds, source.chain, error) : error;
   }
 }
 
@@ -39,28 +31,37 @@ export function scopePlane(ds: DataScope): DataPlane {
     load: (source, options) => createFromFile(ds, source, options),
     query: (query, inputs, placement) => createFromQuery(ds, query, inputs, placement),
     find: (name) => findObjectRecord(ds, name),
-    async derive(step, inputs, placement) {
-      const sources = await Promise.all(inputs.map((record) => sourceOf(ds, record)));
-      return derive(ds, step.op, inputs, derivationOf(step, sources, inputs[0]!), placement);
+    async derive(node, placement) {
+      const chain = await compileChain(ds, node);
+      try {
+        return await derive(ds, chain.operation, chain.leaves, { select: chain.select, lineage: chain.lineage, sortSql: chain.sortSql }, placement);
+      } catch (error) {
+        // Name clashes and the like are the object's, not a step's: only ClickHouse's refusals are explained.
+        if (error instanceof ServiceError) throw error;
+        throw await explainChainFailure(ds, chain, error);
+      }
     },
     insert: (record, rows) => insertRows(ds, record, rows),
-    rows: (record, options) => readRows(ds, record, options),
-    async column(record, name) {
+    rows: (node, options) => reading(ds, node, (source) => readRows(ds, source, options)),
+    column(node, name) {
       derivations.checkColumnName(name);
-      const order = record.sortSql ? raw(` ORDER BY ${record.sortSql}`) : raw("");
-      const rows = await selectRows(ds, record, sql`SELECT ${ident(name)} FROM ${qualified(ds, record.table)}${order}`);
-      return rows.map((r) => r[name]);
+      return reading(ds, node, async (source) => {
+        const order = source.sortSql ? raw(` ORDER BY ${source.sortSql}`) : raw("");
+        const rows = await selectRows(ds, source, sql`SELECT ${ident(name)} FROM ${source.from}${order}`);
+        return rows.map((r) => r[name]);
+      });
     },
-    scalar: (record, expression) => readScalar(ds, record, derivations.checkExpression(expression) as Sql),
-    count: async (record) => Number(await readScalar(ds, record, raw("count()"))),
-    async page(record, offset, size) {
-      // A total order makes the pages stable between queries: the object's sort, then every column
-      // as a tie-breaker (a sort with ties alone would let rows move between pages).
-      const everyColumn = (await describeColumns(ds, record)).map((c) => ident(c.name).text).join(", ");
-      const order = record.sortSql ? `${record.sortSql}, ${everyColumn}` : everyColumn;
-      return selectRows(ds, record, sql`SELECT * FROM ${qualified(ds, record.table)} ORDER BY ${raw(order)} LIMIT ${offset}, ${size}`);
-    },
-    columns: (record) => describeColumns(ds, record),
+    scalar: (node, expression) => reading(ds, node, (source) => readScalar(ds, source, derivations.checkExpression(expression) as Sql)),
+    count: (node) => reading(ds, node, async (source) => Number(await readScalar(ds, source, raw("count()")))),
+    page: (node, offset, size) =>
+      reading(ds, node, async (source) => {
+        // A total order makes the pages stable between queries: the source's sort, then every
+        // column as a tie-breaker (a sort with ties alone would let rows move between pages).
+        const everyColumn = (await source.columns()).map((c) => ident(c.name).text).join(", ");
+        const order = source.sortSql ? `${source.sortSql}, ${everyColumn}` : everyColumn;
+        return selectRows(ds, source, sql`SELECT * FROM ${source.from} ORDER BY ${raw(order)} LIMIT ${offset}, ${size}`);
+      }),
+    columns: (node) => reading(ds, node, (source) => source.columns()),
   };
 }
 

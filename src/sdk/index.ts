@@ -13,7 +13,7 @@ import { TaskRef, isTaskRef } from "../engine/references.js";
 import { builtinTasks, mapArguments } from "../engine/builtins.js";
 
 export { z } from "zod";
-export { DataObject, createObject, getObject, loadObject, queryObject } from "../engine/data-object.js";
+export { DataChain, DataObject, createObject, getObject, loadObject, queryObject } from "../engine/data-object.js";
 export type { CreateOptions, Placement, Scope } from "../engine/object-registry.js";
 export type { FileOptions, FileFormat } from "../engine/ingest.js";
 export { NonRetryableError } from "../engine/definitions.js";

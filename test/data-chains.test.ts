@@ -1,0 +1,146 @@
+// Fluent data chains (CONTRACT §5, issue 11 item 3) on chDB and on a ClickHouse server: a chain
+// awaited once is one statement and one object, equal on data to the same steps made one by one,
+// its lineage names the chain's sources and follows columns through every step, reads run on a
+// chain without making it, and errors name the step that caused them.
+
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { DataChain, type DataObject, createObject } from "../src/engine/data-object.js";
+import type { DataScope } from "../src/engine/object-registry.js";
+import { scopePlane } from "../src/engine/scope-plane.js";
+import { ident, sql } from "../src/data/sql.js";
+import type { ObjectDetail } from "../src/models/objects.js";
+import { forEachBackend } from "./support/backends.js";
+import { runAndWait, withEngine } from "./support/engine.js";
+import { type Harness, startHarness } from "./support/harness.js";
+
+forEachBackend("data chains", (backend) => {
+  let h: Harness;
+  let ds: DataScope;
+  let sales: DataObject;
+  let managers: DataObject;
+
+  beforeAll(async () => {
+    h = await startHarness(backend);
+    ds = { db: h.service.db, columns: await h.service.columns(), ids: h.service.ids, clock: h.service.clock, jobId: null, taskId: null, attempt: null };
+    const plane = scopePlane(ds);
+    const regions = ["north", "south", "east", "west"];
+    sales = await createObject(
+      { id: Array.from({ length: 200 }, (_, i) => i), region: Array.from({ length: 200 }, (_, i) => regions[i % 4]!), amount: Array.from({ length: 200 }, (_, i) => (i * 37) % 500) },
+      { name: "chain_sales" },
+      plane,
+    );
+    managers = await createObject({ region: regions, manager: ["ana", "bo", "cy", "di"] }, { name: "chain_managers" }, plane);
+  });
+  afterAll(() => h?.close());
+
+  const detail = async (name: string) => (await h.http("GET", `/api/v0/objects/${name}`)).body as ObjectDetail;
+  const tableCount = async () => Number((await ds.columns.query<{ n: string }>(sql`SELECT count() AS n FROM system.tables WHERE database = ${ds.columns.database}`))[0]!.n);
+
+  /** Six steps: filter, select, groupBy().agg, join, sort, limit. */
+  const sixSteps = (name?: string) =>
+    sales
+      .filter("amount >= 100")
+      .select({ region: "region", doubled: "amount * 2" })
+      .groupBy("region")
+      .agg({ total: "sum(doubled)", n: "count()" })
+      .join(managers, { on: "region" })
+      .sort("total DESC")
+      .limit(3, name ? { name } : undefined);
+
+  it("makes a six-step chain with one statement and one table, equal on data to the steps one by one", async () => {
+    const before = await tableCount();
+    const chained = await sixSteps("chain_six");
+    expect(await tableCount()).toBe(before + 1);
+
+    const kept = await sales.filter("amount >= 100");
+    const doubled = await kept.select({ region: "region", doubled: "amount * 2" });
+    const totals = await doubled.groupBy("region").agg({ total: "sum(doubled)", n: "count()" });
+    const named = await totals.join(managers, { on: "region" });
+    const sorted = await named.sort("total DESC");
+    const stepwise = await sorted.limit(3);
+    expect(await chained.rows()).toEqual(await stepwise.rows());
+    expect((await chained.rows()).length).toBe(3);
+    expect(await chained.columns()).toEqual(await stepwise.columns());
+
+    const { lineage_summary: lineage } = await detail("chain_six");
+    expect(lineage.produced_by?.operation).toBe("filter+select+group_by+join+sort+limit");
+    expect(lineage.operations).toHaveLength(1);
+    const statement = lineage.operations[0]!.sql;
+    expect(statement.match(/CREATE TABLE/g)).toHaveLength(1);
+    expect(statement).not.toContain(";");
+    expect(statement).toContain(ident(sales.table).text);
+  });
+
+  it("names the chain's sources as its direct upstream and follows every column through the steps", async () => {
+    await sixSteps("chain_lineage");
+    const { lineage_summary: lineage } = await detail("chain_lineage");
+    expect([...lineage.upstream].sort()).toEqual(["chain_managers", "chain_sales"]);
+    expect(lineage.columns.total).toEqual([{ object: "chain_sales", column: "amount" }]);
+    expect(lineage.columns.n ?? []).toEqual([]); // count() reads no column
+    expect(lineage.columns.manager).toEqual([{ object: "chain_managers", column: "manager" }]);
+    expect([...lineage.columns.region!].sort((a, b) => a.object.localeCompare(b.object))).toEqual([
+      { object: "chain_managers", column: "region" },
+      { object: "chain_sales", column: "region" },
+    ]);
+    // The sources know it as made from them, and no intermediate object was registered.
+    expect((await detail("chain_sales")).lineage_summary.downstream).toContain("chain_lineage");
+  });
+
+  it("reads a chain without making it: rows, count, scalar, column, columns and stream", async () => {
+    const chain = sales.filter("region = 'north'").select({ id: "id", amount: "amount" }).sort("amount DESC", "id ASC");
+    expect(chain).toBeInstanceOf(DataChain);
+    const tables = await tableCount();
+    const objects = (await h.http("GET", "/api/v0/objects?limit=500")).body as { total: number };
+    const made = await chain;
+    const expected = await made.rows();
+    const afterMaking = await tableCount();
+    expect(afterMaking).toBe(tables + 1);
+
+    const again = sales.filter("region = 'north'").select({ id: "id", amount: "amount" }).sort("amount DESC", "id ASC");
+    expect(await again.rows()).toEqual(expected);
+    expect(await again.count()).toBe(50);
+    expect(await again.scalar("sum(amount)")).toBe(expected.reduce((sum, row) => sum + Number(row.amount), 0));
+    expect(await again.column("id")).toEqual(expected.map((row) => row.id));
+    expect((await again.columns()).map((c) => c.name)).toEqual(["id", "amount"]);
+    expect(await again.rows({ limit: 5, offset: 2 })).toEqual(expected.slice(2, 7));
+    const streamed: unknown[] = [];
+    for await (const batch of again.stream(16)) streamed.push(...batch);
+    expect(streamed).toHaveLength(50);
+    expect(await tableCount()).toBe(afterMaking);
+    expect(((await h.http("GET", "/api/v0/objects?limit=500")).body as { total: number }).total).toBe(objects.total + 1);
+  });
+
+  it("chains unions and joins of chains, and awaits a chain once however often it is awaited", async () => {
+    const north = sales.filter("region = 'north'");
+    const south = sales.filter("region = 'south'");
+    const both = north.union(south).join(managers.filter("manager != 'cy'"), { on: "region" });
+    const [first, second] = await Promise.all([both, both]);
+    expect(first!.name).toBe(second!.name);
+    expect(await first!.count()).toBe(100);
+    expect(new Set(await first!.column("manager"))).toEqual(new Set(["ana", "bo"]));
+  });
+
+  it("names the step an error comes from, ours or ClickHouse's, and keeps placements on the last step", async () => {
+    const tables = await tableCount();
+    await expect(sales.filter("amount > 1").select(["id", "amount"]).sort("region")).rejects.toThrow(/^step 3 \(sort\): sort key "region" must be a column/);
+    await expect(sales.filter("amount > 1").filter("no_such_column > 2").select(["id"])).rejects.toThrow(/^step 2 \(filter\): .*no_such_column/i);
+    await expect(sales.select(["id"]).filter("amount > 1").count()).rejects.toThrow(/^step 2 \(filter\): .*amount/i);
+    expect(() => sales.filter("amount > 1", { name: "too_early" }).select(["id"])).toThrow(/goes on a chain's last step/);
+    expect(() => JSON.stringify({ result: sales.filter("amount > 1") })).toThrow(/await it/);
+    expect(await tableCount()).toBe(tables);
+  });
+
+  it("runs in a job: a task returns an awaited chain as its object", async () => {
+    const engine = await withEngine(h);
+    try {
+      const job = await runAndWait(h, "test/fixtures/data-jobs.ts:chainJob");
+      expect(job.status, job.error ?? "").toBe("COMPLETED");
+      const task = (await h.http("GET", `/api/v0/tasks/${job.tasks.find((t) => t.name === "chained")!.id}`)).body as { result_ref: { object: string } };
+      const made = await detail(task.result_ref.object);
+      expect(made.lineage_summary.produced_by?.operation).toBe("filter+group_by+sort");
+      expect(made.row_count).toBe(2);
+    } finally {
+      await engine.stop();
+    }
+  });
+});
