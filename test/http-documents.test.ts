@@ -1,11 +1,21 @@
 // The OpenAPI document, the documentation pages, the web app fallback and the MCP tool listing.
 
+import { execFile } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { promisify } from "node:util";
 import { Validator } from "@seriousme/openapi-schema-validator";
 import { afterAll, beforeAll, expect, it } from "vitest";
+import { createObject } from "../src/engine/data-object.js";
+import { scopePlane } from "../src/engine/scope-plane.js";
 import { operations } from "../src/operations/index.js";
+import type { JsonSchema } from "../src/operations/schemas.js";
 import { forEachBackend } from "./support/backends.js";
 import { type Harness, startHarness } from "./support/harness.js";
 import { redoclyFindings, spectralFindings } from "./support/openapi-lint.js";
+
+const ROOT = join(import.meta.dirname, "..");
+const execFileAsync = promisify(execFile);
 
 const SPEC_TOOLS = [
   "list_jobs", "get_job", "job_stats", "cancel_job", "run_job", "register_job", "list_registered_jobs", "enable_job",
@@ -126,6 +136,35 @@ forEachBackend("HTTP documents", (backend) => {
     }
     const withOutput = tools.filter((t) => t.outputSchema).map((t) => t.name);
     expect(withOutput).toEqual(expect.arrayContaining(["list_jobs", "get_job", "run_job", "get_task", "purge_objects"]));
+  });
+
+  it("MCP tools pass the official Inspector's --strict portability check, describe every input with an example and declare their outputs and hints", async () => {
+    const url = `${await h.listen()}/mcp`;
+    const inspector = join(ROOT, "node_modules/@modelcontextprotocol/inspector/package.json");
+    const bin = join(dirname(inspector), (JSON.parse(readFileSync(inspector, "utf8")) as { bin: Record<string, string> }).bin["mcp-inspector"]!);
+    const { stdout, stderr } = await execFileAsync(process.execPath, [bin, "--cli", url, "--method", "tools/list", "--strict"], { timeout: 60_000 });
+    expect(stderr.trim()).toBe("");
+    const { tools } = JSON.parse(stdout) as { tools: { name: string; inputSchema: JsonSchema; outputSchema?: JsonSchema; annotations: Record<string, boolean> }[] };
+    expect(tools).toHaveLength(17);
+    for (const tool of tools) {
+      expect(tool.outputSchema?.type, tool.name).toBe("object");
+      for (const [name, property] of Object.entries(tool.inputSchema.properties ?? {})) {
+        expect(property.description, `${tool.name}.${name}`).toBeTruthy();
+        expect(property.examples, `${tool.name}.${name}`).toBeDefined();
+      }
+    }
+    const hints = Object.fromEntries(tools.map((t) => [t.name, t.annotations]));
+    expect(hints.run_job).toMatchObject({ readOnlyHint: false, destructiveHint: false, idempotentHint: false });
+    expect(hints.enable_job).toMatchObject({ readOnlyHint: false, destructiveHint: false, idempotentHint: true });
+    expect(hints.delete_object).toMatchObject({ destructiveHint: true, idempotentHint: true });
+    expect(hints.cancel_job).toMatchObject({ destructiveHint: true });
+    expect(hints.get_job).toMatchObject({ readOnlyHint: true });
+    // A tool without data answers with the empty object its schema declares.
+    const ds = { db: h.service.db, columns: await h.service.columns(), ids: h.service.ids, clock: h.service.clock, jobId: null, taskId: null, attempt: null };
+    await createObject({ x: [1] }, { name: "mcp_doomed" }, scopePlane(ds));
+    const deleted = await (await h.mcp()).callTool({ name: "delete_object", arguments: { name: "mcp_doomed" } });
+    expect(deleted).toMatchObject({ structuredContent: {} });
+    expect(deleted.isError).toBeFalsy();
   });
 
   it("MCP explains the model at initialize, and a missing argument is named", async () => {

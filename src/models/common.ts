@@ -10,7 +10,7 @@ const MAX_ID = (1n << 63n) - 1n;
 /** An id as input: a string of digits or an integer; handlers receive a bigint. */
 export const IdInput = z
   .union([z.string().regex(/^\d{1,19}$/, "must be a string of decimal digits"), z.number().int().nonnegative()])
-  .describe("Snowflake id: a string of decimal digits or an integer")
+  .meta({ description: "Snowflake id: a string of decimal digits or an integer", examples: ["912370881995911168"] })
   .transform((value, ctx) => {
     const id = BigInt(value);
     if (id > MAX_ID) {
@@ -23,7 +23,7 @@ export const IdInput = z
 /** SPEC RefId: a numeric id or a human-readable name (CONTRACT §4: all digits means an id). */
 export const RefId = z
   .union([z.number().int().nonnegative(), z.string().min(1).max(200)])
-  .describe("Numeric id or name; an all-digit string is an id, any other string the most recent of that name")
+  .meta({ description: "Numeric id or name; an all-digit string is an id, any other string the most recent of that name", examples: ["912370881995911168", "nightly_sales"] })
   .transform((value) => String(value));
 
 export const Timestamp = z.string().meta({ description: "ISO 8601 UTC timestamp with milliseconds", format: "date-time", examples: ["2026-11-22T15:04:05.123Z"] });
@@ -49,8 +49,11 @@ export const DEFAULT_LIMIT = 50;
 export const MAX_LIMIT = 500;
 
 /** CONTRACT §2: limit defaults to 50 and is at most 500; more is 422. */
-export const Limit = z.number().int().min(1).max(MAX_LIMIT).default(DEFAULT_LIMIT).describe("Page size (1-500)");
-export const Cursor = z.string().max(512).describe("Opaque cursor from a previous page's next_cursor");
+export const Limit = z.number().int().min(1).max(MAX_LIMIT).default(DEFAULT_LIMIT).meta({ description: "Page size (1-500)", examples: [50] });
+export const Cursor = z
+  .string()
+  .max(512)
+  .meta({ description: "Opaque cursor from a previous page's next_cursor", examples: ["eyJ0IjoxNzk0MDAwMDAwMDAwLCJpZCI6IjkxMjM3MDg4MTk5NTkxMTE2OCJ9"] });
 
 /** Deepest nesting accepted in JSON arguments: deep enough for any real payload, far from stack limits. */
 export const MAX_JSON_DEPTH = 64;

@@ -58,36 +58,36 @@ export const JobStatsView = z.object({
 export type JobStatsView = z.infer<typeof JobStatsView>;
 
 export const JobListFilter = z.object({
-  status: JobStatus.optional().describe("Only jobs in this status"),
-  name: z.string().min(1).max(200).optional().describe("Only jobs of this name"),
+  status: JobStatus.optional().meta({ description: "Only jobs in this status", examples: ["FAILED"] }),
+  name: z.string().min(1).max(200).optional().meta({ description: "Only jobs of this name", examples: ["sales_pipeline"] }),
   since: DateTimeInput.optional().describe("Only jobs created at or after this time"),
   limit: Limit,
   cursor: Cursor.optional(),
 });
 
 export const RunJobRequest = z.object({
-  name: z.string().min(1).max(500).describe("A registered job's name, or an entrypoint module:export"),
-  kwargs: JsonObject.default({}).describe("Arguments of the job function; registered defaults merge under them"),
-  preservation_mode: PreservationMode.optional(),
+  name: z.string().min(1).max(500).meta({ description: "A registered job's name, or an entrypoint module:export", examples: ["nightly_sales", "examples/sales.ts:salesPipeline"] }),
+  kwargs: JsonObject.default({}).meta({ description: "Arguments of the job function; registered defaults merge under them", examples: [{ min_amount: 300 }] }),
+  preservation_mode: PreservationMode.optional().meta({ description: "NONE drops the run's temporary objects once nothing reads them; FULL keeps them for debugging and lineage", examples: ["FULL"] }),
 }).meta({ examples: [{ name: "examples/sales.ts:salesPipeline", kwargs: { min_amount: 300 } }, { name: "nightly_sales" }] });
 
 /** A 5-field cron expression, or null for manual-only. */
 const Schedule = z.string().min(1).max(200).nullable().describe("A 5-field cron expression (minute hour day month weekday), or null to run only on demand");
 
 export const RegisterJobRequest = z.object({
-  entrypoint: z.string().min(3).max(500).describe("<module>:<export>, e.g. examples/sales.ts:salesPipeline"),
+  entrypoint: z.string().min(3).max(500).meta({ description: "<module>:<export>, e.g. examples/sales.ts:salesPipeline", examples: ["examples/sales.ts:salesPipeline"] }),
   name: z
     .string()
     .regex(/^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$/)
     // CONTRACT §4: an all-digit ref means an id, so such a name could never be looked up.
     .refine((name) => !/^\d+$/.test(name), "a name may not be all digits (those refer to ids)")
     .optional()
-    .describe("Defaults to the job's own name"),
-  schedule: Schedule.default(null),
-  timezone: z.string().min(1).max(64).nullable().default(null).describe("IANA zone for the schedule; UTC when null"),
-  defaults: JsonObject.default({}),
-  preservation_mode: PreservationMode.nullable().default(null),
-  enabled: z.boolean().default(true),
+    .meta({ description: "Defaults to the job's own name", examples: ["nightly_sales"] }),
+  schedule: Schedule.default(null).meta({ description: "A 5-field cron expression (minute hour day month weekday), or null to run only on demand", examples: ["0 2 * * *", null] }),
+  timezone: z.string().min(1).max(64).nullable().default(null).meta({ description: "IANA zone for the schedule; UTC when null", examples: ["Europe/Paris"] }),
+  defaults: JsonObject.default({}).meta({ description: "Arguments every run starts from; run_job's kwargs override them", examples: [{ min_amount: 300 }] }),
+  preservation_mode: PreservationMode.nullable().default(null).meta({ description: "The runs' preservation mode (NONE or FULL); null for the default, NONE", examples: ["NONE"] }),
+  enabled: z.boolean().default(true).meta({ description: "Whether its schedule fires; a disabled job still runs on demand", examples: [true] }),
 }).meta({ examples: [{ entrypoint: "examples/sales.ts:salesPipeline", name: "nightly_sales", schedule: "0 2 * * *", timezone: "Europe/Paris", defaults: { min_amount: 300 } }] });
 
 export const RegisteredJobView = z.object({
@@ -108,13 +108,13 @@ export const RegisteredJobView = z.object({
 export type RegisteredJobView = z.infer<typeof RegisteredJobView>;
 
 export const RegisteredJobFilter = z.object({
-  enabled: z.boolean().optional().describe("Only enabled (true) or disabled (false) registrations"),
-  name: z.string().min(1).max(200).optional().describe("Names starting with this text"),
+  enabled: z.boolean().optional().meta({ description: "Only enabled (true) or disabled (false) registrations", examples: [true] }),
+  name: z.string().min(1).max(200).optional().meta({ description: "Names starting with this text", examples: ["nightly"] }),
   limit: Limit,
   cursor: Cursor.optional(),
 });
 
-export const RegisteredJobName = z.object({ name: z.string().min(1).max(200).describe("The registration's name") });
+export const RegisteredJobName = z.object({ name: z.string().min(1).max(200).meta({ description: "The registration's name", examples: ["nightly_sales"] }) });
 
 /** A page of JobView (list responses are named for generated clients). */
 export const JobPage = Page(JobView);

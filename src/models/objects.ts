@@ -72,26 +72,29 @@ export const ObjectDetail = ObjectView.extend({
 export type ObjectDetail = z.infer<typeof ObjectDetail>;
 
 /** CONTRACT §5: names (and the table names of temp objects) match this; anything else is 422. */
-export const ObjectName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]{0,127}$/, "must match ^[A-Za-z_][A-Za-z0-9_]*$");
+export const ObjectName = z
+  .string()
+  .regex(/^[A-Za-z_][A-Za-z0-9_]{0,127}$/, "must match ^[A-Za-z_][A-Za-z0-9_]*$")
+  .meta({ description: "An object name: letters, digits and _, not starting with a digit", examples: ["monthly_revenue"] });
 /** get_object's ref: a name (the newest object of a job-scoped name), a table name, or an id. */
 export const ObjectRef = z
   .string()
   .regex(/^(?:[A-Za-z_][A-Za-z0-9_]{0,127}|\d{1,19})$/, "must be an object name, a table name or an id")
-  .describe("Object name (a job-scoped name means the newest run's), table name, or id");
+  .meta({ description: "Object name (a job-scoped name means the newest run's), table name, or id", examples: ["monthly_revenue", "p_monthly_revenue", "912370881995911168"] });
 
 export const ObjectFilter = z.object({
-  prefix: z.string().min(1).max(200).optional().describe("Only objects whose name starts with this text"),
-  scope: Scope.optional().describe("Only objects of this scope"),
+  prefix: z.string().min(1).max(200).optional().meta({ description: "Only objects whose name starts with this text", examples: ["monthly_"] }),
+  scope: Scope.optional().meta({ description: "Only objects of this scope", examples: ["global"] }),
   limit: Limit,
   cursor: Cursor.optional(),
 });
 
 /** An ObjectFilter (without a default limit: a purge deletes every match unless capped) plus time bounds. */
 export const PurgeRequest = z.object({
-  prefix: z.string().min(1).max(200).optional().describe("Only objects whose name starts with this text"),
-  scope: Scope.optional().describe("Only objects of this scope"),
-  limit: z.number().int().min(1).max(500).optional().describe("Delete at most this many (newest first)"),
-  cursor: Cursor.optional().describe("Start after this cursor of list_objects"),
+  prefix: z.string().min(1).max(200).optional().meta({ description: "Only objects whose name starts with this text", examples: ["monthly_"] }),
+  scope: Scope.optional().meta({ description: "Only objects of this scope", examples: ["global"] }),
+  limit: z.number().int().min(1).max(500).optional().meta({ description: "Delete at most this many (newest first)", examples: [100] }),
+  cursor: Cursor.optional().meta({ description: "Start after this cursor of list_objects", examples: ["eyJ0IjoxNzk0MDAwMDAwMDAwLCJpZCI6IjkxMjM3MDg4MTk5NTkxMTE2OCJ9"] }),
   before: DateTimeInput.optional().describe("Only objects created before this time"),
   after: DateTimeInput.optional().describe("Only objects created after this time"),
 });

@@ -20,13 +20,13 @@ export const WorkerView = z.object({
 export type WorkerView = z.infer<typeof WorkerView>;
 
 export const WorkerFilter = z.object({
-  status: WorkerStatus.optional().describe("Only workers in this status"),
+  status: WorkerStatus.optional().meta({ description: "Only workers in this status", examples: ["ACTIVE"] }),
   limit: Limit,
   cursor: Cursor.optional(),
 });
 
 export const StartWorkerRequest = z.object({
-  max_tasks: z.number().int().positive().nullable().optional().describe("Stop after this many tasks; unlimited when omitted"),
+  max_tasks: z.number().int().positive().nullable().optional().meta({ description: "Stop after this many tasks; unlimited when omitted", examples: [1000] }),
 });
 
 export const WorkerIdInput = z.object({ id: IdInput });

@@ -49,6 +49,10 @@ export interface Operation<I extends z.ZodType = z.ZodType, O extends z.ZodType 
   description?: string;
   /** Changes state (MCP hints, OpenAPI's 409); who may call it is `access`. */
   mutates: boolean;
+  /** A mutation that ends or removes something for good (a cancel, a delete): MCP's destructiveHint. */
+  destructive?: boolean;
+  /** A mutation that, repeated with the same input, changes nothing more: MCP's idempotentHint. */
+  idempotent?: boolean;
   /**
    * Who may call it: `public` needs no credentials (GET /health), `viewer` any authenticated
    * caller, `admin` the admin role. Every surface reads this; none keeps its own list of routes.

@@ -15,6 +15,8 @@ export const cancelJob = defineOperation({
   summary: "Cancel a job and every task that has not finished",
   description: "Running tasks see their AbortSignal fire. A job that already ended gives 409 job_terminal.",
   mutates: true,
+  destructive: true,
+  idempotent: true,
   access: "admin",
   mcp: true,
   input: z.object({ ref: RefId }),

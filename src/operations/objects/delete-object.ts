@@ -12,6 +12,8 @@ export const deleteObject = defineOperation({
   name: "delete_object",
   summary: "Delete a data object: drop its table and its registry entry",
   mutates: true,
+  destructive: true,
+  idempotent: true,
   access: "admin",
   mcp: true,
   usesColumnStore: true,

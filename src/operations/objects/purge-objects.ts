@@ -11,6 +11,8 @@ export const purgeObjects = defineOperation({
   name: "purge_objects",
   summary: "Delete every data object matching the filter (prefix, scope, before, after); an empty filter is refused",
   mutates: true,
+  destructive: true,
+  idempotent: true,
   access: "admin",
   mcp: true,
   usesColumnStore: true,

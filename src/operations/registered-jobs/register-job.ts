@@ -14,6 +14,7 @@ export const registerJob = defineOperation({
   summary: "Register a job entrypoint under a name, with an optional cron schedule and default kwargs",
   description: "schedule is a 5-field cron expression in UTC unless timezone names an IANA zone; null means manual only.",
   mutates: true,
+  idempotent: true,
   access: "admin",
   mcp: true,
   input: RegisterJobRequest,

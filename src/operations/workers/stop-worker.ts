@@ -11,6 +11,7 @@ export const stopWorker = defineOperation({
   name: "stop_worker",
   summary: "Stop a worker: it becomes STOPPING and exits on its own polling loop",
   mutates: true,
+  idempotent: true,
   access: "admin",
   mcp: true,
   input: WorkerIdInput,

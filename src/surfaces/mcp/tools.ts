@@ -4,8 +4,12 @@ import { type ProblemBody, toProblem } from "../../core/errors.js";
 import type { Logger } from "../../core/log.js";
 import { type AnyOperation, type OperationContext, invoke } from "../../operations/index.js";
 import { inputSchemaOf, outputSchemaOf } from "../../operations/schemas.js";
+import { portableSchema } from "./portable-schema.js";
 
 export const toolOperations = (operations: readonly AnyOperation[]) => operations.filter((op) => op.mcp);
+
+/** What a tool without data answers (REST's 202 and 204 have no body): an empty object. */
+const EMPTY_OUTPUT = { type: "object" as const, description: "Empty: the call succeeded and has no data to return", properties: {}, additionalProperties: false };
 
 export function describeTool(op: AnyOperation) {
   const output = outputSchemaOf(op);
@@ -13,10 +17,16 @@ export function describeTool(op: AnyOperation) {
     name: op.name,
     title: op.summary,
     description: op.description ? `${op.summary}. ${op.description}` : op.summary,
-    inputSchema: { ...inputSchemaOf(op), type: "object" as const },
-    // MCP output schemas must describe an object; operations without a body declare none.
-    ...(output.type === "object" ? { outputSchema: output as { type: "object" } } : {}),
-    annotations: { readOnlyHint: !op.mutates, destructiveHint: op.mutates, openWorldHint: false },
+    inputSchema: portableSchema({ ...inputSchemaOf(op), type: "object" }) as { type: "object" },
+    // MCP output schemas describe an object; operations without a body answer an empty one.
+    outputSchema: output.type === "object" ? (portableSchema(output) as { type: "object" }) : EMPTY_OUTPUT,
+    annotations: {
+      readOnlyHint: !op.mutates,
+      // Only meaningful for tools that change things (MCP spec): see Operation.destructive/idempotent.
+      destructiveHint: op.mutates && op.destructive === true,
+      idempotentHint: !op.mutates || op.idempotent === true,
+      openWorldHint: false,
+    },
   };
 }
 
@@ -35,7 +45,7 @@ export async function callTool(op: AnyOperation | undefined, name: string, args:
   if (!op) return toolError({ title: "Not Found", status: 404, detail: `no tool is named "${name}"`, code: "not_found" });
   try {
     const output = await invoke(op, args ?? {}, ctx);
-    if (output === undefined) return { content: [{ type: "text", text: "{}" }] };
+    if (output === undefined) return { content: [{ type: "text", text: "{}" }], structuredContent: {} };
     return { content: [{ type: "text", text: JSON.stringify(output) }], structuredContent: output as Record<string, unknown> };
   } catch (error) {
     return toolError(toProblem(error, log));
