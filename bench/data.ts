@@ -10,9 +10,9 @@ import { openService } from "../src/app/context.js";
 import { loadConfig } from "../src/core/config.js";
 import { createLogger } from "../src/core/log.js";
 import { ident, raw, sql } from "../src/data/sql.js";
-import { type DataObject, createObject } from "../src/engine/data-object.js";
-import { scopePlane } from "../src/engine/scope-plane.js";
-import type { DataScope } from "../src/engine/object-registry.js";
+import { type DataObject, createObject } from "../src/objects/data-object.js";
+import { scopePlane } from "../src/objects/scope-plane.js";
+import type { DataScope } from "../src/objects/object-registry.js";
 import { SYNTHETIC_ADMIN, invoke, operationByName } from "../src/operations/index.js";
 
 const args = new Map(process.argv.slice(2).map((a, i, all) => [a, all[i + 1]]));

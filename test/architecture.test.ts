@@ -13,13 +13,16 @@ const ALLOWED: Record<string, string[]> = {
   models: ["core"],
   store: ["core"],
   data: ["core"],
-  engine: ["core", "store", "data"],
-  sdk: ["core", "data", "engine"],
-  operations: ["core", "models", "store", "data", "engine"],
+  // What task code calls on data objects; the running task's plane comes from the engine at run time
+  // (objects/current-plane.ts), never by import.
+  objects: ["core", "store", "data"],
+  engine: ["core", "store", "data", "objects"],
+  sdk: ["core", "data", "objects", "engine"],
+  operations: ["core", "models", "store", "data", "objects", "engine"],
   "surfaces/rest": ["core", "models", "operations", "surfaces/mcp"],
   "surfaces/mcp": ["core", "models", "operations"],
   "surfaces/cli": ["core", "models", "operations"],
-  app: ["core", "models", "store", "data", "engine", "sdk", "operations", "surfaces/rest", "surfaces/mcp", "surfaces/cli"],
+  app: ["core", "models", "store", "data", "objects", "engine", "sdk", "operations", "surfaces/rest", "surfaces/mcp", "surfaces/cli"],
 };
 
 function layerOf(path: string): string {

@@ -4,9 +4,9 @@
 // chain without making it, and errors name the step that caused them.
 
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { DataChain, type DataObject, createObject } from "../src/engine/data-object.js";
-import type { DataScope } from "../src/engine/object-registry.js";
-import { scopePlane } from "../src/engine/scope-plane.js";
+import { DataChain, type DataObject, createObject } from "../src/objects/data-object.js";
+import type { DataScope } from "../src/objects/object-registry.js";
+import { scopePlane } from "../src/objects/scope-plane.js";
 import { ident, sql } from "../src/data/sql.js";
 import type { ObjectDetail } from "../src/models/objects.js";
 import { forEachBackend } from "./support/backends.js";

@@ -6,10 +6,10 @@ import { createServer, type Server } from "node:http";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { EngineRuntime } from "../src/app/engine-runtime.js";
-import { createObject, getObject, loadObject, queryObject } from "../src/engine/data-object.js";
+import { createObject, getObject, loadObject, queryObject } from "../src/objects/data-object.js";
 import { dropFinishedTemps, sweepFinishedTemps } from "../src/engine/cleanup.js";
-import { scopePlane } from "../src/engine/scope-plane.js";
-import type { DataScope } from "../src/engine/object-registry.js";
+import { scopePlane } from "../src/objects/scope-plane.js";
+import type { DataScope } from "../src/objects/object-registry.js";
 import type { ObjectDetail } from "../src/models/objects.js";
 import { forEachBackend } from "./support/backends.js";
 import { runAndWait, waitFor, waitForJob, withEngine } from "./support/engine.js";
@@ -347,7 +347,7 @@ forEachBackend("data plane", (backend) => {
       expect(job.status, job.error ?? "").toBe("COMPLETED");
       const made = (await h.http("GET", `/api/v0/objects/j_${job.id}_flaky_out`)).body as ObjectDetail;
       expect(made.row_count).toBe(1);
-      const attempt = await ds.columns.query<{ attempt: string }>((await import("../src/data/sql.js")).sql`SELECT attempt FROM ${(await import("../src/engine/object-registry.js")).qualified(ds, made.table)}`);
+      const attempt = await ds.columns.query<{ attempt: string }>((await import("../src/data/sql.js")).sql`SELECT attempt FROM ${(await import("../src/objects/object-registry.js")).qualified(ds, made.table)}`);
       expect(attempt.map((r) => Number(r.attempt))).toEqual([2]);
     });
 

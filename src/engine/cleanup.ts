@@ -9,7 +9,7 @@ import { findObjectsOfJob, keepWithJob } from "../store/data-objects.js";
 import { findJobById } from "../store/jobs.js";
 import { TERMINAL_JOB_STATUSES } from "../core/statuses.js";
 import type { DataObjectRow } from "../store/schema.js";
-import { dropObject } from "./object-registry.js";
+import { dropObject } from "../objects/object-registry.js";
 import { resolveResults } from "./results.js";
 
 

@@ -6,7 +6,8 @@ import { AsyncLocalStorage } from "node:async_hooks";
 import type { IdGenerator } from "../core/ids.js";
 import type { NewChild } from "../store/transitions.js";
 import type { TaskContext, TaskDefinition } from "./definitions.js";
-import type { DataPlane } from "./data-plane.js";
+import type { DataPlane } from "../objects/data-plane.js";
+import { providePlane } from "../objects/current-plane.js";
 import { TaskRef, collectReferences, toStoredJson } from "./references.js";
 import { newTaskRow } from "./task-rows.js";
 
@@ -29,6 +30,9 @@ export interface Execution {
 }
 
 export const executions = new AsyncLocalStorage<Execution>();
+
+// Data objects made on this path use this attempt's plane.
+providePlane(() => executions.getStore()?.plane);
 
 export function currentExecution(): Execution | undefined {
   return executions.getStore();

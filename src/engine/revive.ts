@@ -1,7 +1,7 @@
 // Turns {"object": "<name>"} in task arguments back into DataObjects bound to the running task.
 
-import { DataObject } from "./data-object.js";
-import type { DataPlane } from "./data-plane.js";
+import { DataObject } from "../objects/data-object.js";
+import type { DataPlane } from "../objects/data-plane.js";
 import { soleValue } from "./references.js";
 
 const objectName = (value: unknown): string | null => {

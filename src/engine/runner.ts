@@ -12,9 +12,9 @@ import { type AttemptKey, failAttempt, finishJobIfDone } from "../store/transiti
 import type { ColumnStore } from "../data/client.js";
 import { dropFailedAttemptObjects, dropFinishedTemps, dropUnusedTemps } from "./cleanup.js";
 import type { ChangeFeed } from "./changes.js";
-import { dispatchPlaneCall } from "./data-plane.js";
-import { scopePlane } from "./scope-plane.js";
-import type { DataScope } from "./object-registry.js";
+import { dispatchPlaneCall } from "../objects/data-plane.js";
+import { scopePlane } from "../objects/scope-plane.js";
+import type { DataScope } from "../objects/object-registry.js";
 import { collectReferences, substituteReferences } from "./references.js";
 import { resolveResults } from "./results.js";
 import { decideRetry, stateAfterFailure } from "./retry.js";

@@ -6,7 +6,7 @@ import { parentPort, workerData } from "node:worker_threads";
 import { attachIdGenerator } from "../core/ids.js";
 import { systemClock } from "../core/clock.js";
 import { wireBuiltins } from "./builtins.js";
-import { remotePlane } from "./data-plane.js";
+import { remotePlane } from "../objects/data-plane.js";
 import type { TaskContext } from "./definitions.js";
 import { type Execution, executions, scheduleTask } from "./execution.js";
 import { kwargsJsonSchema } from "./kwargs-schema.js";

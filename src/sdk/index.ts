@@ -13,9 +13,9 @@ import { TaskRef, isTaskRef } from "../engine/references.js";
 import { builtinTasks, mapArguments } from "../engine/builtins.js";
 
 export { z } from "zod";
-export { DataChain, DataObject, createObject, getObject, loadObject, queryObject } from "../engine/data-object.js";
-export type { CreateOptions, Placement, Scope } from "../engine/object-registry.js";
-export type { FileOptions, FileFormat } from "../engine/ingest.js";
+export { DataChain, DataObject, createObject, getObject, loadObject, queryObject } from "../objects/data-object.js";
+export type { CreateOptions, Placement, Scope } from "../objects/object-registry.js";
+export type { FileOptions, FileFormat } from "../objects/ingest.js";
 export { NonRetryableError } from "../engine/definitions.js";
 export { TaskRef } from "../engine/references.js";
 export type { JobOptions, TaskContext, TaskLogger, TaskOptions } from "../engine/definitions.js";

@@ -1,8 +1,8 @@
 // Test data arranged through the real stores and the data API: workers and data objects.
 
-import { createObject } from "../../src/engine/data-object.js";
-import type { DataScope } from "../../src/engine/object-registry.js";
-import { scopePlane } from "../../src/engine/scope-plane.js";
+import { createObject } from "../../src/objects/data-object.js";
+import type { DataScope } from "../../src/objects/object-registry.js";
+import { scopePlane } from "../../src/objects/scope-plane.js";
 import { insertWorker } from "../../src/store/workers.js";
 import type { Harness } from "./harness.js";
 

@@ -3,7 +3,7 @@
 
 import { notFound } from "../../core/errors.js";
 import type { ColumnStore } from "../../data/client.js";
-import { dropObject } from "../../engine/object-registry.js";
+import { dropObject } from "../../objects/object-registry.js";
 import type { Store } from "../../store/db.js";
 import type { DataObjectRow } from "../../store/schema.js";
 

@@ -5,7 +5,7 @@ import { PurgeRequest, PurgeResult } from "../../models/objects.js";
 import { MAX_LIMIT } from "../../models/common.js";
 import { findAllObjects, listObjects } from "../../store/data-objects.js";
 import { defineOperation } from "../define.js";
-import { dropObject } from "../../engine/object-registry.js";
+import { dropObject } from "../../objects/object-registry.js";
 
 export const purgeObjects = defineOperation({
   name: "purge_objects",

@@ -6,7 +6,7 @@
 
 import * as derivations from "../data/derive.js";
 import type { ChainNode, Columns, DataPlane, DeriveStep, Rows } from "./data-plane.js";
-import { currentExecution } from "./execution.js";
+import { currentPlane } from "./current-plane.js";
 import type { FileOptions } from "./ingest.js";
 import type { CreateOptions, ObjectRecord, Placement } from "./object-registry.js";
 
@@ -14,8 +14,8 @@ export type { Columns, Rows } from "./data-plane.js";
 
 /** The data plane of the running task; objects made outside one use the plane they were made with. */
 function planeFor(fallback?: DataPlane): DataPlane {
-  const execution = currentExecution();
-  if (execution) return execution.plane;
+  const plane = currentPlane();
+  if (plane) return plane;
   if (fallback) return fallback;
   throw new Error("data objects are made and used inside a job's tasks");
 }

@@ -1,6 +1,6 @@
 // The registry side of data objects (CONTRACT §5): where an object goes (scope, name, table),
 // registering it with its operation log and lineage, finding it by name, describing its columns,
-// and dropping it. objects.ts builds on this to make and read objects.
+// and dropping it. tables.ts builds on this to make and read objects.
 
 import type { Clock } from "../core/clock.js";
 import { conflict, invalid, notFound } from "../core/errors.js";

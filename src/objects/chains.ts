@@ -8,7 +8,7 @@ import { type Sql, raw, sql } from "../data/sql.js";
 import { invalid } from "../core/errors.js";
 import type { ChainNode, DeriveStep } from "./data-plane.js";
 import { type ColumnList, type DataScope, type ObjectRecord, describeColumns, qualified, sourceOf } from "./object-registry.js";
-import type { ReadSource } from "./objects.js";
+import type { ReadSource } from "./tables.js";
 
 /** A chain ready to run: its SELECT, what it reads, and what each column comes from. */
 export interface CompiledChain {

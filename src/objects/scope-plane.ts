@@ -10,7 +10,7 @@ import { compileChain, explainChainFailure, readSourceOf } from "./chains.js";
 import type { ChainNode, Columns, DataPlane, Rows } from "./data-plane.js";
 import { createFromFile } from "./ingest.js";
 import { type DataScope, findObjectRecord } from "./object-registry.js";
-import { type ReadSource, createFromColumns, createFromQuery, createFromRows, derive, insertRows, readRows, readScalar, selectRows } from "./objects.js";
+import { type ReadSource, createFromColumns, createFromQuery, createFromRows, derive, insertRows, readRows, readScalar, selectRows } from "./tables.js";
 
 /**
  * Runs a read of `node`; a chain that ClickHouse refuses is reported by the step that broke it.

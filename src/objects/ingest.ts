@@ -15,7 +15,7 @@ import { type Features, inferType, normalizeType } from "../data/types.js";
 import { findObjectByTable } from "../store/data-objects.js";
 import { recordOperation } from "../store/object-lineage.js";
 import { type CreateOptions, type DataScope, type ObjectRecord, dropObject } from "./object-registry.js";
-import { createFromColumns, derive } from "./objects.js";
+import { createFromColumns, derive } from "./tables.js";
 
 export type FileFormat = "csv" | "tsv" | "jsonl" | "parquet";
 
