@@ -88,6 +88,13 @@ export const RegisterJobRequest = z.object({
   defaults: JsonObject.default({}).meta({ description: "Arguments every run starts from; run_job's kwargs override them", examples: [{ min_amount: 300 }] }),
   preservation_mode: PreservationMode.nullable().default(null).meta({ description: "The runs' preservation mode (NONE or FULL); null for the default, NONE", examples: ["NONE"] }),
   enabled: z.boolean().default(true).meta({ description: "Whether its schedule fires; a disabled job still runs on demand", examples: [true] }),
+  replace: z
+    .boolean()
+    .default(false)
+    .meta({
+      description: "Replace the registration of this name if there is one (every field takes the request's value or its default; the next fire is recomputed; past runs stay) instead of failing with 409",
+      examples: [true],
+    }),
 }).meta({ examples: [{ entrypoint: "examples/sales.ts:salesPipeline", name: "nightly_sales", schedule: "0 2 * * *", timezone: "Europe/Paris", defaults: { min_amount: 300 } }] });
 
 export const RegisteredJobView = z.object({

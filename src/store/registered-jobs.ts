@@ -17,23 +17,36 @@ export interface NewRegisteredJob {
   kwargsSchema: object | null;
 }
 
+const rowValues = (r: NewRegisteredJob) => ({
+  entrypoint: r.entrypoint,
+  schedule: r.schedule,
+  timezone: r.timezone,
+  enabled: r.enabled ? 1 : 0,
+  defaults: JSON.stringify(r.defaults),
+  preservation_mode: r.preservationMode,
+  next_run_at: r.nextRunAtMs,
+  updated_at: r.nowMs,
+  kwargs_schema: r.kwargsSchema === null ? null : JSON.stringify(r.kwargsSchema),
+});
+
 /** Inserts a registration; throws the database's unique violation when the name exists. */
 export async function insertRegisteredJob(db: Store, r: NewRegisteredJob): Promise<void> {
   await db
     .insertInto("registered_jobs")
-    .values({
-      name: r.name,
-      entrypoint: r.entrypoint,
-      schedule: r.schedule,
-      timezone: r.timezone,
-      enabled: r.enabled ? 1 : 0,
-      defaults: JSON.stringify(r.defaults),
-      preservation_mode: r.preservationMode,
-      next_run_at: r.nextRunAtMs,
-      created_at: r.nowMs,
-      updated_at: r.nowMs,
-      kwargs_schema: r.kwargsSchema === null ? null : JSON.stringify(r.kwargsSchema),
-    })
+    .values({ name: r.name, created_at: r.nowMs, ...rowValues(r) })
+    .execute();
+}
+
+/**
+ * Inserts a registration or replaces every field of the existing one but its name and creation
+ * time, in one statement (two concurrent replaces: the later one wins whole, never a mix).
+ */
+export async function upsertRegisteredJob(db: Store, r: NewRegisteredJob): Promise<void> {
+  const values = rowValues(r);
+  await db
+    .insertInto("registered_jobs")
+    .values({ name: r.name, created_at: r.nowMs, ...values })
+    .onConflict((oc) => oc.column("name").doUpdateSet(values))
     .execute();
 }
 

@@ -4,7 +4,7 @@ import { conflict, invalid } from "../../core/errors.js";
 import { nextFireTime, validateTimezone } from "../../engine/schedule.js";
 import { RegisterJobRequest, RegisteredJobView } from "../../models/jobs.js";
 import { isUniqueViolation } from "../../store/errors.js";
-import { findRegisteredJob, insertRegisteredJob } from "../../store/registered-jobs.js";
+import { type NewRegisteredJob, findRegisteredJob, insertRegisteredJob, upsertRegisteredJob } from "../../store/registered-jobs.js";
 import { defineOperation } from "../define.js";
 import { requireRegisteredJob } from "../lookups.js";
 import { toRegisteredJobView } from "../views.js";
@@ -12,7 +12,8 @@ import { toRegisteredJobView } from "../views.js";
 export const registerJob = defineOperation({
   name: "register_job",
   summary: "Register a job entrypoint under a name, with an optional cron schedule and default kwargs",
-  description: "schedule is a 5-field cron expression in UTC unless timezone names an IANA zone; null means manual only.",
+  description:
+    "schedule is a 5-field cron expression in UTC unless timezone names an IANA zone; null means manual only. A name already registered is 409 unless replace is true, which replaces that registration.",
   mutates: true,
   idempotent: true,
   access: "admin",
@@ -21,7 +22,11 @@ export const registerJob = defineOperation({
   output: RegisteredJobView,
   http: { method: "POST", path: "/registered-jobs", status: 201 },
   cli: {
-    command: "register-job <entrypoint>", examples: ["jobhouse register-job examples/sales.ts:salesPipeline --name nightly_sales --schedule \"0 6 * * *\""],
+    command: "register-job <entrypoint>",
+    examples: [
+      "jobhouse register-job examples/sales.ts:salesPipeline --name nightly_sales --schedule \"0 6 * * *\"",
+      "jobhouse register-job examples/sales.ts:salesPipeline --name nightly_sales --schedule \"30 5 * * *\" --replace",
+    ],
     confirm: (r: RegisteredJobView) => `Registered job ${r.name} (${r.entrypoint})${r.schedule ? `, schedule "${r.schedule}"` : ""}`,
   },
   async handler(request, { db, clock, jobs }) {
@@ -35,23 +40,28 @@ export const registerJob = defineOperation({
     // "0 0 30 2 *" parses but never comes: refuse it rather than register a job that never runs.
     if (request.schedule && firstFire === null) throw invalid(`schedule "${request.schedule}" never fires`);
     const nextRunAt = request.enabled ? firstFire : null;
-    if (await findRegisteredJob(db, name)) throw conflict(`a job named "${name}" is already registered`, "name_taken");
+    const registration: NewRegisteredJob = {
+      name,
+      entrypoint: request.entrypoint,
+      schedule: request.schedule,
+      timezone: request.timezone,
+      enabled: request.enabled,
+      defaults: request.defaults,
+      preservationMode: request.preservation_mode,
+      nextRunAtMs: nextRunAt,
+      nowMs: now,
+      kwargsSchema: definition.kwargsSchema,
+    };
+    if (request.replace) {
+      await upsertRegisteredJob(db, registration);
+      return toRegisteredJobView(await requireRegisteredJob(db, name));
+    }
+    if (await findRegisteredJob(db, name)) throw conflict(`a job named "${name}" is already registered (pass replace: true to replace it)`, "name_taken");
     try {
-      await insertRegisteredJob(db, {
-        name,
-        entrypoint: request.entrypoint,
-        schedule: request.schedule,
-        timezone: request.timezone,
-        enabled: request.enabled,
-        defaults: request.defaults,
-        preservationMode: request.preservation_mode,
-        nextRunAtMs: nextRunAt,
-        nowMs: now,
-        kwargsSchema: definition.kwargsSchema,
-      });
+      await insertRegisteredJob(db, registration);
     } catch (error) {
       // Two registrations raced past the check above; the database picked one.
-      if (isUniqueViolation(error)) throw conflict(`a job named "${name}" is already registered`, "name_taken");
+      if (isUniqueViolation(error)) throw conflict(`a job named "${name}" is already registered (pass replace: true to replace it)`, "name_taken");
       throw error;
     }
     return toRegisteredJobView(await requireRegisteredJob(db, name));

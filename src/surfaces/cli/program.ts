@@ -72,7 +72,9 @@ export function addOperationCommands(program: Command, operations: readonly AnyO
     const required = new Set(schema.required ?? []);
     for (const [name, field] of Object.entries(schema.properties ?? {})) {
       if (args.includes(name)) continue;
-      const flag = `--${kebab(name)} <${field.type === "object" ? "json" : "value"}>`;
+      // A boolean that is false unless asked (replace) is a bare flag; others take true or false.
+      const bareFlag = field.type === "boolean" && field.default === false;
+      const flag = bareFlag ? `--${kebab(name)}` : `--${kebab(name)} <${field.type === "object" ? "json" : "value"}>`;
       const option = new Option(flag, String(field.description ?? name));
       if (Array.isArray(field.enum)) option.choices(field.enum.map(String));
       // A field read from standard input when its option is absent (a password) is never mandatory.
