@@ -36,6 +36,8 @@ export interface Config {
   jobTtlDays: number;
   defaultPreservationMode: PreservationModeName;
   workerTimeoutS: number;
+  /** How long a run_job idempotency key keeps naming its job (SERVICE_IDEMPOTENCY_WINDOW, seconds). */
+  idempotencyWindowS: number;
   /** Tasks an in-process or `worker start` worker runs at once. */
   workerConcurrency: number;
   logLevel: "debug" | "info" | "warn" | "error";
@@ -117,6 +119,7 @@ export function loadConfig(env: Env = process.env): Config {
     jobTtlDays: positiveNumber(env, "SERVICE_JOB_TTL_DAYS", 90)!,
     defaultPreservationMode: preservation as PreservationModeName,
     workerTimeoutS: positiveNumber(env, "SERVICE_WORKER_TIMEOUT", 30)!,
+    idempotencyWindowS: positiveNumber(env, "SERVICE_IDEMPOTENCY_WINDOW", 86_400)!,
     workerConcurrency: Math.floor(positiveNumber(env, "SERVICE_WORKER_CONCURRENCY", 4)!),
     logLevel: logLevel as Config["logLevel"],
     logFormat: logFormat as Config["logFormat"],

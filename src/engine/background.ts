@@ -9,6 +9,7 @@ import type { Config } from "../core/config.js";
 import type { IdGenerator } from "../core/ids.js";
 import type { Logger } from "../core/log.js";
 import type { Store } from "../store/db.js";
+import { deleteExpiredIdempotencyKeys } from "../store/idempotency-keys.js";
 import { deleteJob, findExpiredJobs } from "../store/jobs.js";
 import { advanceSchedule, findDueSchedules } from "../store/registered-jobs.js";
 import { listTasksHeldBy } from "../store/tasks.js";
@@ -26,7 +27,7 @@ export interface BackgroundDeps {
   db: Store;
   ids: IdGenerator;
   clock: Clock;
-  config: Pick<Config, "workerTimeoutS" | "jobTtlDays" | "logDir" | "taskTimeoutS" | "defaultPreservationMode">;
+  config: Pick<Config, "workerTimeoutS" | "jobTtlDays" | "logDir" | "taskTimeoutS" | "defaultPreservationMode" | "idempotencyWindowS">;
   log: Logger;
   /** Checks a scheduled job's module and kwargs, and reads its options (in a task thread). */
   jobs: JobInspector;
@@ -158,7 +159,7 @@ async function planScheduledRun(deps: BackgroundDeps, registered: RegisteredJobR
   }
 }
 
-/** Deletes terminal jobs older than SERVICE_JOB_TTL_DAYS with their tasks and log files. */
+/** Deletes terminal jobs older than SERVICE_JOB_TTL_DAYS with their tasks and log files, and expired idempotency keys. */
 export async function applyRetention(deps: BackgroundDeps): Promise<number> {
   const cutoff = deps.clock.now() - deps.config.jobTtlDays * 86_400_000;
   let deleted = 0;
@@ -172,6 +173,8 @@ export async function applyRetention(deps: BackgroundDeps): Promise<number> {
     await deps.onJobsDeleted?.(expired);
     deleted += expired.length;
   }
+  // Idempotency keys past their window name nothing any more.
+  await deleteExpiredIdempotencyKeys(deps.db, deps.clock.now() - deps.config.idempotencyWindowS * 1000);
   return deleted;
 }
 

@@ -91,7 +91,7 @@ export async function startRunIf(
   clock: Clock,
   config: Pick<Config, "taskTimeoutS">,
   run: RunRequest,
-  guard: (tx: Store) => Promise<boolean>,
+  guard: (tx: Store, jobId: bigint) => Promise<boolean>,
 ): Promise<JobRow | null> {
   const now = clock.now();
   const jobId = ids.next();
@@ -130,7 +130,7 @@ export async function startRunIf(
     Object.assign(entry, { status: "FAILED", error: run.refusal, completed_at: now });
   }
   const started = await db.transaction().execute(async (tx) => {
-    if (!(await guard(tx))) return false;
+    if (!(await guard(tx, jobId))) return false;
     await insertJob(tx, job);
     await insertTask(tx, { ...entry, ready_at: run.refusal === undefined ? now : null });
     return true;

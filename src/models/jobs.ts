@@ -68,6 +68,16 @@ export const JobListFilter = z.object({
 export const RunJobRequest = z.object({
   name: z.string().min(1).max(500).meta({ description: "A registered job's name, or an entrypoint module:export", examples: ["nightly_sales", "examples/sales.ts:salesPipeline"] }),
   kwargs: JsonObject.default({}).meta({ description: "Arguments of the job function; registered defaults merge under them", examples: [{ min_amount: 300 }] }),
+  idempotency_key: z
+    .string()
+    .min(1)
+    .max(200)
+    .optional()
+    .meta({
+      description:
+        "A key of your choosing for this request: sent again within the window (24 h by default), it returns the job its first use started instead of starting another; reused for a different request, 409",
+      examples: ["nightly-2026-11-23"],
+    }),
   preservation_mode: PreservationMode.optional().meta({ description: "NONE drops the run's temporary objects once nothing reads them; FULL keeps them for debugging and lineage", examples: ["FULL"] }),
 }).meta({ examples: [{ name: "examples/sales.ts:salesPipeline", kwargs: { min_amount: 300 } }, { name: "nightly_sales" }] });
 

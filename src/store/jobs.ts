@@ -93,6 +93,8 @@ export async function deleteJob(db: Store, id: bigint): Promise<void> {
     const tasks = tx.selectFrom("tasks").select("id").where("job_id", "=", id);
     await tx.deleteFrom("task_deps").where((eb) => eb.or([eb("task_id", "in", tasks), eb("depends_on_id", "in", tasks)])).execute();
     await tx.deleteFrom("tasks").where("job_id", "=", id).execute();
-    await tx.deleteFrom("jobs").where("id", "=", id).where("status", "in", TERMINAL_JOB_STATUSES).execute();
+    const removed = await tx.deleteFrom("jobs").where("id", "=", id).where("status", "in", TERMINAL_JOB_STATUSES).executeTakeFirst();
+    // A key naming a job that is gone would replay nothing: it is free again.
+    if (Number(removed.numDeletedRows) > 0) await tx.deleteFrom("run_idempotency_keys").where("job_id", "=", id).execute();
   });
 }

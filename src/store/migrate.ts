@@ -8,6 +8,7 @@ import * as authChains from "./migrations/003-auth-chains.js";
 import * as objectNameLocks from "./migrations/004-object-name-locks.js";
 import * as jobCodeVersion from "./migrations/005-job-code-version.js";
 import * as registeredKwargsSchema from "./migrations/006-registered-kwargs-schema.js";
+import * as runIdempotencyKeys from "./migrations/007-run-idempotency-keys.js";
 
 const MIGRATIONS: Record<string, Migration> = {
   "001-initial": initial,
@@ -16,6 +17,7 @@ const MIGRATIONS: Record<string, Migration> = {
   "004-object-name-locks": objectNameLocks,
   "005-job-code-version": jobCodeVersion,
   "006-registered-kwargs-schema": registeredKwargsSchema,
+  "007-run-idempotency-keys": runIdempotencyKeys,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => MIGRATIONS };

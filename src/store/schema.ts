@@ -111,6 +111,13 @@ export interface RefreshTokensTable {
   created_at: Big;
 }
 
+export interface RunIdempotencyKeysTable {
+  key: string;
+  job_id: Big;
+  fingerprint: string;
+  created_at: Big;
+}
+
 export interface ObjectNameLocksTable {
   table_name: string;
   holder: string;
@@ -178,6 +185,7 @@ export interface Database {
   refresh_tokens: RefreshTokensTable;
   login_failures: LoginFailuresTable;
   object_name_locks: ObjectNameLocksTable;
+  run_idempotency_keys: RunIdempotencyKeysTable;
   node_leases: NodeLeasesTable;
   data_objects: DataObjectsTable;
   object_ops: ObjectOpsTable;

@@ -1,10 +1,14 @@
 // run_job: a PENDING job and its entry task, from a registered job's name or an entrypoint.
 
+import { createHash } from "node:crypto";
 import { JobView, RunJobRequest } from "../../models/jobs.js";
-import { notFound } from "../../core/errors.js";
+import { conflict, notFound } from "../../core/errors.js";
 import { isEntrypoint } from "../../engine/entrypoints.js";
-import { planRun, startRun } from "../../engine/start-run.js";
+import { planRun, startRun, startRunIf } from "../../engine/start-run.js";
+import { claimIdempotencyKey, findIdempotencyKey } from "../../store/idempotency-keys.js";
+import { countTasksOfJob, findJobById } from "../../store/jobs.js";
 import { findRegisteredJob } from "../../store/registered-jobs.js";
+import type { Store } from "../../store/db.js";
 import { defineOperation } from "../define.js";
 import { API_PREFIX } from "../paths.js";
 import { toJobView } from "../views.js";
@@ -12,7 +16,8 @@ import { toJobView } from "../views.js";
 export const runJob = defineOperation({
   name: "run_job",
   summary: "Run a registered job by name, or an entrypoint module:export unregistered",
-  description: "Registered defaults merge under kwargs (shallow; the request wins). Returns the new PENDING job.",
+  description:
+    "Registered defaults merge under kwargs (shallow; the request wins). Returns the new PENDING job; with an idempotency_key used within its window for the same request, the job that use started (409 idempotency_key_reused for another request).",
   mutates: true,
   access: "admin",
   mcp: true,
@@ -21,6 +26,11 @@ export const runJob = defineOperation({
   http: { method: "POST", path: "/jobs:run", status: 201, errors: [404], location: (job: JobView) => `${API_PREFIX}/jobs/${job.id}` },
   cli: { command: "run-job <name>", examples: ["jobhouse run-job sales --wait", "jobhouse run-job examples/primes.ts:countPrimes --kwargs '{\"limit\": 2000000}' --wait"], follow: true, confirm: (job: JobView) => `Started job ${job.id} (${job.name}): ${job.status}` },
   async handler(request, { db, ids, clock, config, changes, jobs }) {
+    const key = request.idempotency_key;
+    const fingerprint = key === undefined ? "" : requestFingerprint(request);
+    // A retried request returns its job without loading anything (the module may have changed since).
+    const replayed = key === undefined ? undefined : await replay(db, key, fingerprint, clock.now() - config.idempotencyWindowS * 1000);
+    if (replayed) return replayed;
     const registered = isEntrypoint(request.name) ? undefined : await findRegisteredJob(db, request.name);
     if (!registered && !isEntrypoint(request.name)) {
       throw notFound(`no registered job is named "${request.name}"; give a registered name or an entrypoint module:export`);
@@ -32,8 +42,41 @@ export const runJob = defineOperation({
       runType: "MANUAL",
       preservationMode: request.preservation_mode,
     });
-    const job = await startRun(db, ids, clock, config, plan);
+    let job;
+    if (key === undefined) job = await startRun(db, ids, clock, config, plan);
+    else {
+      const cutoffMs = clock.now() - config.idempotencyWindowS * 1000;
+      job = await startRunIf(db, ids, clock, config, plan, (tx, jobId) => claimIdempotencyKey(tx, { key, jobId, fingerprint, nowMs: clock.now(), cutoffMs }));
+      // Another request with this key committed its job between our look and our claim.
+      if (!job) return (await replay(db, key, fingerprint, cutoffMs)) ?? raced(key);
+    }
     changes.publish({ type: "job", id: job.id, name: job.name, status: job.status }, true);
     return toJobView(job, { total: 1, completed: 0 });
   },
 });
+
+/** The request an idempotency key stands for: name, kwargs (keys in any order) and mode. */
+function requestFingerprint(request: { name: string; kwargs: Record<string, unknown>; preservation_mode?: string }): string {
+  const canonical = (value: unknown): unknown =>
+    Array.isArray(value)
+      ? value.map(canonical)
+      : value !== null && typeof value === "object"
+        ? Object.fromEntries(Object.keys(value).sort().map((k) => [k, canonical((value as Record<string, unknown>)[k])]))
+        : value;
+  const text = JSON.stringify(canonical({ name: request.name, kwargs: request.kwargs, preservation_mode: request.preservation_mode ?? null }));
+  return createHash("sha256").update(text).digest("hex");
+}
+
+/** The job a live key started, as it is now; undefined when the key is free, expired or its job gone. */
+async function replay(db: Store, key: string, fingerprint: string, cutoffMs: number): Promise<JobView | undefined> {
+  const used = await findIdempotencyKey(db, key);
+  if (!used || Number(used.created_at) < cutoffMs) return undefined;
+  const job = await findJobById(db, used.job_id);
+  if (!job) return undefined;
+  if (used.fingerprint !== fingerprint) throw conflict(`idempotency key "${key}" was used for a different request (job ${job.id})`, "idempotency_key_reused");
+  return toJobView(job, await countTasksOfJob(db, job.id));
+}
+
+function raced(key: string): never {
+  throw conflict(`idempotency key "${key}" is being used by a request that has not finished; try again`, "idempotency_key_busy");
+}
