@@ -7,6 +7,7 @@ import type { EngineDeps } from "../engine/runner.js";
 import { ThreadPool } from "../engine/thread-pool.js";
 import { Worker } from "../engine/worker.js";
 import type { OpenedService } from "./context.js";
+import { describeJobFor } from "./job-describer.js";
 
 export interface EngineRuntimeOptions {
   concurrency: number;
@@ -74,6 +75,7 @@ export async function startEngine(service: OpenedService, options: EngineRuntime
           onJobsDeleted: (jobIds) => dropObjectsOfJobs(service.db, service.columns, jobIds),
           sweepObjects: () => sweepFinishedTemps(service.db, service.columns),
           ownWorkers: () => [current.id],
+          describeJob: describeJobFor(service.db),
         },
         options.backgroundIntervalMs,
       )

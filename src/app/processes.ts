@@ -5,6 +5,7 @@
 import { type Config, redactUrl } from "../core/config.js";
 import { invalid, isServiceError, unavailable } from "../core/errors.js";
 import { startBackgroundLoop } from "../engine/background.js";
+import { describeJobFor } from "./job-describer.js";
 import { dropObjectsOfJobs, sweepFinishedTemps } from "../engine/cleanup.js";
 import { openStore } from "../store/db.js";
 import { pendingMigrations } from "../store/migrate.js";
@@ -59,6 +60,7 @@ export async function runBackgroundProcess(config: Config): Promise<number> {
       ...service,
       onJobsDeleted: (jobIds) => dropObjectsOfJobs(service.db, service.columns, jobIds),
       sweepObjects: () => sweepFinishedTemps(service.db, service.columns),
+      describeJob: describeJobFor(service.db),
     });
     service.log.info(`background process started (pid ${process.pid})`);
     const why = await untilStopSignal();

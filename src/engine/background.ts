@@ -16,6 +16,7 @@ import { listTasksHeldBy } from "../store/tasks.js";
 import { failAttempt } from "../store/transitions.js";
 import { findSilentWorkers, markWorkerLost, recordHeartbeat } from "../store/workers.js";
 import { decideRetry, stateAfterFailure } from "./retry.js";
+import { type FailureNotifierDeps, startFailureNotifier } from "./failure-notifier.js";
 import { endJobIfDone } from "./runner.js";
 import { nextFireTime } from "./schedule.js";
 import type { RegisteredJobRow } from "../store/schema.js";
@@ -33,6 +34,8 @@ export interface BackgroundDeps {
   jobs: JobInspector;
   /** Where the loop's transitions are published (a worker of this process wakes on new work). */
   changes: ChangeFeed;
+  /** The failed run as its registration's webhook receives it; without it no webhook is sent. */
+  describeJob?: FailureNotifierDeps["describeJob"];
   /** Hooks run after retention deleted jobs (the data plane drops their objects). */
   onJobsDeleted?: (jobIds: bigint[]) => Promise<void>;
   /** Drops temp objects of ended jobs (cancelled or failed elsewhere); where the column store lives. */
@@ -182,7 +185,7 @@ export interface BackgroundLoop {
   stop(): Promise<void>;
 }
 
-/** Runs the three steps on intervals until stopped. */
+/** Runs the three steps on intervals until stopped, and the failure webhooks' own loop beside them. */
 export function startBackgroundLoop(deps: BackgroundDeps, intervalMs = 1000, retentionEveryMs = 3_600_000): BackgroundLoop {
   let stopped = false;
   let lastRetention = 0;
@@ -206,11 +209,13 @@ export function startBackgroundLoop(deps: BackgroundDeps, intervalMs = 1000, ret
   }, intervalMs);
   timer.unref();
   current = current.then(tick);
+  const describeJob = deps.describeJob;
+  const notifier = describeJob ? startFailureNotifier({ db: deps.db, clock: deps.clock, log: deps.log, describeJob }, intervalMs) : null;
   return {
     async stop() {
       stopped = true;
       clearInterval(timer);
-      await current;
+      await Promise.all([current, notifier?.stop()]);
     },
   };
 }

@@ -8,6 +8,7 @@ import type { Logger } from "../core/log.js";
 import type { Store } from "../store/db.js";
 import type { TaskRow } from "../store/schema.js";
 import { type ClaimRequest, type ClaimResult, completeTaskAndClaim } from "../store/claims.js";
+import { MAX_PENDING_NOTICES } from "../store/failure-notifications.js";
 import { type AttemptKey, failAttempt, finishJobIfDone } from "../store/transitions.js";
 import type { ColumnStore } from "../data/client.js";
 import { dropFailedAttemptObjects, dropFinishedTemps, dropUnusedTemps } from "./cleanup.js";
@@ -288,6 +289,7 @@ export async function endJobIfDone(deps: Pick<EngineDeps, "db" | "clock" | "chan
   // One line per job end, where it is decided (SERVICE_LOG_FORMAT=json makes it a record).
   if (ended.status === "COMPLETED") deps.log.info(`job ${jobId} COMPLETED`, { job_id: jobId, status: ended.status });
   else deps.log.warn(`job ${jobId} ${ended.status}: ${ended.error ?? "no error recorded"}`, { job_id: jobId, status: ended.status, error: ended.error });
+  if (ended.notice === "full") deps.log.warn(`job ${jobId}: its failure webhook is not notified, ${MAX_PENDING_NOTICES} notices already wait for delivery`, { job_id: jobId });
   return ended.status;
 }
 

@@ -3,6 +3,7 @@
 // startRun writes the job row and its entry task in one transaction. Used by run_job and the
 // scheduler alike, and by anything later that starts runs.
 
+import { MAX_PENDING_NOTICES, enqueueFailureNotification } from "../store/failure-notifications.js";
 import type { Clock } from "../core/clock.js";
 import type { Config, PreservationModeName } from "../core/config.js";
 import type { IdGenerator } from "../core/ids.js";
@@ -133,6 +134,8 @@ export async function startRunIf(
     if (!(await guard(tx, jobId))) return false;
     await insertJob(tx, job);
     await insertTask(tx, { ...entry, ready_at: run.refusal === undefined ? now : null });
+    // A run refused at its start (its module does not load) is a failed run like any other.
+    if (run.refusal !== undefined) await enqueueFailureNotification(tx, jobId, now, MAX_PENDING_NOTICES);
     return true;
   });
   // The row as created: a worker may already have claimed it, but the caller started a PENDING job.

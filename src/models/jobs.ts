@@ -98,6 +98,15 @@ export const RegisterJobRequest = z.object({
   defaults: JsonObject.default({}).meta({ description: "Arguments every run starts from; run_job's kwargs override them", examples: [{ min_amount: 300 }] }),
   preservation_mode: PreservationMode.nullable().default(null).meta({ description: "The runs' preservation mode (NONE or FULL); null for the default, NONE", examples: ["NONE"] }),
   enabled: z.boolean().default(true).meta({ description: "Whether its schedule fires; a disabled job still runs on demand", examples: [true] }),
+  on_failure: z
+    .url({ protocol: /^https?$/, normalize: true })
+    .max(2000)
+    .nullable()
+    .default(null)
+    .meta({
+      description: "A webhook told when a run of this job fails: a POST of the run's JobView plus a one-line `text` (Slack-style receivers show it), retried with backoff",
+      examples: ["https://hooks.slack.com/services/T000/B000/XXXX"],
+    }),
   replace: z
     .boolean()
     .default(false)
@@ -117,6 +126,7 @@ export const RegisteredJobView = z.object({
   preservation_mode: PreservationMode.nullable(),
   next_run_at: NullableTimestamp,
   created_at: Timestamp,
+  on_failure: z.string().nullable().describe("The webhook told of failed runs; null for none"),
   kwargs_schema: z
     .record(z.string(), z.unknown())
     .nullable()

@@ -82,6 +82,7 @@ export function toRegisteredJobView(row: RegisteredJobRow): RegisteredJobView {
     next_run_at: toIso(row.next_run_at),
     created_at: iso(row.created_at),
     kwargs_schema: parseJson(row.kwargs_schema, null),
+    on_failure: row.on_failure,
   };
 }
 

@@ -9,6 +9,7 @@ import * as objectNameLocks from "./migrations/004-object-name-locks.js";
 import * as jobCodeVersion from "./migrations/005-job-code-version.js";
 import * as registeredKwargsSchema from "./migrations/006-registered-kwargs-schema.js";
 import * as runIdempotencyKeys from "./migrations/007-run-idempotency-keys.js";
+import * as failureNotifications from "./migrations/008-failure-notifications.js";
 
 const MIGRATIONS: Record<string, Migration> = {
   "001-initial": initial,
@@ -18,6 +19,7 @@ const MIGRATIONS: Record<string, Migration> = {
   "005-job-code-version": jobCodeVersion,
   "006-registered-kwargs-schema": registeredKwargsSchema,
   "007-run-idempotency-keys": runIdempotencyKeys,
+  "008-failure-notifications": failureNotifications,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => MIGRATIONS };

@@ -15,6 +15,7 @@ export interface NewRegisteredJob {
   nextRunAtMs: number | null;
   nowMs: number;
   kwargsSchema: object | null;
+  onFailure: string | null;
 }
 
 const rowValues = (r: NewRegisteredJob) => ({
@@ -27,6 +28,7 @@ const rowValues = (r: NewRegisteredJob) => ({
   next_run_at: r.nextRunAtMs,
   updated_at: r.nowMs,
   kwargs_schema: r.kwargsSchema === null ? null : JSON.stringify(r.kwargsSchema),
+  on_failure: r.onFailure,
 });
 
 /** Inserts a registration; throws the database's unique violation when the name exists. */

@@ -88,6 +88,16 @@ export interface RegisteredJobsTable {
   updated_at: Big;
   /** JSON Schema of the kwargs (006); null when the job declares no schema. */
   kwargs_schema: string | null;
+  /** Webhook told of failed runs (008); null for none. */
+  on_failure: string | null;
+}
+
+export interface FailureNotificationsTable {
+  job_id: Big;
+  url: string;
+  attempts: number;
+  next_attempt_at: Big;
+  created_at: Big;
 }
 
 export interface UsersTable {
@@ -186,6 +196,7 @@ export interface Database {
   login_failures: LoginFailuresTable;
   object_name_locks: ObjectNameLocksTable;
   run_idempotency_keys: RunIdempotencyKeysTable;
+  failure_notifications: FailureNotificationsTable;
   node_leases: NodeLeasesTable;
   data_objects: DataObjectsTable;
   object_ops: ObjectOpsTable;

@@ -1,6 +1,7 @@
 // Guarded task transitions (CONTRACT §3). Every update names the states it may leave, the worker
 // and the attempt, so a late report (a lost worker, a cancelled task) changes nothing.
 
+import { MAX_PENDING_NOTICES, enqueueFailureNotification } from "./failure-notifications.js";
 import { type UpdateQueryBuilder, type UpdateResult, sql } from "kysely";
 import { chunksOf } from "./chunks.js";
 import { type Store, isPostgres } from "./db.js";
@@ -172,7 +173,7 @@ export async function cancelJobAndTasks(db: Store, jobId: bigint, nowMs: number)
  * Ends a job whose tasks are all terminal: COMPLETED, or FAILED naming its first failed task
  * (CONTRACT §3). Guarded, so a cancelled job stays cancelled.
  */
-export async function finishJobIfDone(db: Store, jobId: bigint, nowMs: number): Promise<{ status: string; error: string | null } | null> {
+export async function finishJobIfDone(db: Store, jobId: bigint, nowMs: number): Promise<{ status: string; error: string | null; notice?: "queued" | "none" | "full" } | null> {
   const open = await db
     .selectFrom("tasks")
     .select("id")
@@ -194,13 +195,19 @@ export async function finishJobIfDone(db: Store, jobId: bigint, nowMs: number): 
   const entry = await db.selectFrom("tasks").select("result_ref").where("job_id", "=", jobId).orderBy("id").limit(1).executeTakeFirst();
   const status = failed || skipped ? "FAILED" : "COMPLETED";
   const error = failed ? `task ${failed.name} (${failed.id}) failed: ${failed.error ?? "unknown error"}` : skipped ? "some tasks did not run" : null;
-  const result = await db
-    .updateTable("jobs")
-    .set({ status, completed_at: nowMs, error, result_ref: status === "COMPLETED" ? (entry?.result_ref ?? null) : null })
-    .where("id", "=", jobId)
-    .where("status", "in", OPEN_JOB_STATUSES)
-    .executeTakeFirst();
-  return Number(result.numUpdatedRows) > 0 ? { status, error } : null;
+  const end = (tx: Store) =>
+    tx
+      .updateTable("jobs")
+      .set({ status, completed_at: nowMs, error, result_ref: status === "COMPLETED" ? (entry?.result_ref ?? null) : null })
+      .where("id", "=", jobId)
+      .where("status", "in", OPEN_JOB_STATUSES)
+      .executeTakeFirst();
+  if (status === "COMPLETED") return Number((await end(db)).numUpdatedRows) > 0 ? { status, error } : null;
+  // A failure and the notice its registration's webhook is owed commit together.
+  return db.transaction().execute(async (tx) => {
+    if (Number((await end(tx)).numUpdatedRows) === 0) return null;
+    return { status, error, notice: await enqueueFailureNotification(tx, jobId, nowMs, MAX_PENDING_NOTICES) };
+  });
 }
 
 /** Task ids among `ids` that this worker should no longer be running (cancelled, reassigned). */

@@ -51,6 +51,7 @@ export const registerJob = defineOperation({
       nextRunAtMs: nextRunAt,
       nowMs: now,
       kwargsSchema: definition.kwargsSchema,
+      onFailure: request.on_failure,
     };
     if (request.replace) {
       await upsertRegisteredJob(db, registration);
