@@ -19,7 +19,7 @@ describe("the deployment guide", () => {
   it.each(commands)("%s is a command the CLI knows, with options it accepts", (entry) => {
     const [words, rest] = entry.split("|") as [string, string];
     // "worker stop <id>" and the like: arguments in angle brackets are not command words.
-    const command = words.split(" ").filter((w) => !w.startsWith("<"));
+    const command = words.split(" ").filter((w) => !w.startsWith("<") && !w.startsWith("["));
     const help = spawnSync(process.execPath, [BIN, ...command, "--help"], { encoding: "utf8", timeout: 30_000 });
     expect(help.status, help.stderr).toBe(0);
     expect(help.stdout).toContain(`Usage: jobhouse ${command.join(" ")}`);

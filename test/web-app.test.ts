@@ -153,6 +153,14 @@ async function heading(page: Page): Promise<string> {
     expect((await waitForJob(h, napping.id)).status).toBe("CANCELLED");
     await page.getByText("CANCELLED", { exact: true }).first().waitFor();
     expect(await page.getByRole("button", { name: "Cancel job" }).count()).toBe(0);
+
+    // The cancelled run can be run again from its view; the new run says what it re-runs.
+    await page.getByRole("button", { name: "Re-run from failure" }).click();
+    await page.waitForURL((url) => url.searchParams.get("id") !== napping.id);
+    const rerunId = new URL(page.url()).searchParams.get("id")!;
+    await page.getByText(`Re-run of job #${napping.id}`).waitFor();
+    expect(((await h.call("get_job", { ref: rerunId })) as JobDetail).rerun_of).toBe(napping.id);
+    await h.call("cancel_job", { ref: rerunId });
   });
 
   it("polls every 2 seconds while the tab is visible", async () => {

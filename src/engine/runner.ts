@@ -17,6 +17,7 @@ import { dispatchPlaneCall } from "../objects/data-plane.js";
 import { scopePlane } from "../objects/scope-plane.js";
 import type { DataScope } from "../objects/object-registry.js";
 import { collectReferences, substituteReferences } from "./references.js";
+import { assignIdentities, reuseCompletedTasks } from "./task-identity.js";
 import { resolveResults } from "./results.js";
 import { decideRetry, stateAfterFailure } from "./retry.js";
 import { AttemptLog, attemptLogPath } from "./task-log.js";
@@ -177,6 +178,12 @@ async function runAttempt(
     threadReusable = true;
     const resultJson = outcome.resultJson!;
     const children = outcome.children ?? [];
+    if (children.length > 0) {
+      // Identities first (a later re-run matches by them), then what a re-run may reuse.
+      const parent = { id: task.id, jobId: task.job_id, identity: task.identity };
+      await assignIdentities(db, parent, children);
+      await reuseCompletedTasks(db, parent, children, clock.now());
+    }
     // From the stored JSON, not the live value: a DataObject carries its whole data scope.
     const references = [...collectReferences(JSON.parse(resultJson))].map(BigInt);
     // The slot's next task is claimed with this completion unless cleanup must run first.

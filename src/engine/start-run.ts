@@ -3,6 +3,7 @@
 // startRun writes the job row and its entry task in one transaction. Used by run_job and the
 // scheduler alike, and by anything later that starts runs.
 
+import { ENTRY_IDENTITY } from "./task-identity.js";
 import { MAX_PENDING_NOTICES, enqueueFailureNotification } from "../store/failure-notifications.js";
 import type { Clock } from "../core/clock.js";
 import type { Config, PreservationModeName } from "../core/config.js";
@@ -33,6 +34,8 @@ export interface RunRequest {
    * than skipped silently or run with arguments its schema refuses.
    */
   refusal?: string;
+  /** A re-run: the run it re-runs, and whether it reuses that run's completed tasks ("failed"). */
+  rerun?: { of: bigint; from: "failed" | "all" };
 }
 
 export interface PlanSource {
@@ -112,6 +115,8 @@ export async function startRunIf(
     started_at: null,
     completed_at: null,
     code_version: run.codeVersion ?? null,
+    rerun_of: run.rerun?.of ?? null,
+    rerun_from: run.rerun?.from ?? null,
   };
   // The entry task runs the job function itself; it builds the rest of the graph at run time.
   const entry = newTaskRow({
@@ -126,6 +131,8 @@ export async function startRunIf(
     nowMs: now,
     codeVersion: run.codeVersion ?? null,
   });
+  // Every run's graph grows from the same root (see engine/task-identity.ts).
+  entry.identity = ENTRY_IDENTITY;
   if (run.refusal !== undefined) {
     Object.assign(job, { status: "FAILED", completed_at: BigInt(now), error: `task ${run.name} (${entry.id}) failed: ${run.refusal}` });
     Object.assign(entry, { status: "FAILED", error: run.refusal, completed_at: now });

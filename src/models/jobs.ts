@@ -2,7 +2,7 @@
 
 import { z } from "zod";
 import { JOB_STATUSES } from "../core/statuses.js";
-import { Cursor, DateTimeInput, IdString, JsonObject, Limit, NullableTimestamp, Page, Timestamp } from "./common.js";
+import { Cursor, DateTimeInput, IdInput, IdString, JsonObject, Limit, NullableTimestamp, Page, Timestamp } from "./common.js";
 import { JobTaskView } from "./tasks.js";
 
 export const JobStatus = z.enum(JOB_STATUSES);
@@ -34,6 +34,7 @@ export const JobDetail = JobView.extend({
   tasks: z.array(JobTaskView),
   duration_ms: z.number().int().nullable().describe("completed_at (or now) minus started_at; null before start"),
   code_version: z.string().nullable().describe("Hash of the job's module and the local files it imports when the run started; null for a package"),
+  rerun_of: IdString.nullable().describe("The job this run re-runs (run_job rerun_of); null for a first run"),
 });
 export type JobDetail = z.infer<typeof JobDetail>;
 
@@ -66,7 +67,21 @@ export const JobListFilter = z.object({
 });
 
 export const RunJobRequest = z.object({
-  name: z.string().min(1).max(500).meta({ description: "A registered job's name, or an entrypoint module:export", examples: ["nightly_sales", "examples/sales.ts:salesPipeline"] }),
+  name: z
+    .string()
+    .min(1)
+    .max(500)
+    .optional()
+    .meta({ description: "A registered job's name, or an entrypoint module:export; required unless rerun_of is given", examples: ["nightly_sales", "examples/sales.ts:salesPipeline"] }),
+  rerun_of: IdInput.optional().meta({
+    description:
+      "Re-run this finished job: same entrypoint, kwargs and preservation mode; with from \"failed\" the tasks that completed in it are reused (their results, not run again) and only the rest runs",
+    examples: ["912370881995911168"],
+  }),
+  from: z
+    .enum(["failed", "all"])
+    .default("failed")
+    .meta({ description: "With rerun_of: \"failed\" reuses the completed tasks, \"all\" runs everything again", examples: ["failed"] }),
   kwargs: JsonObject.default({}).meta({ description: "Arguments of the job function; registered defaults merge under them", examples: [{ min_amount: 300 }] }),
   idempotency_key: z
     .string()

@@ -35,6 +35,7 @@ export const TaskDetail = TaskView.extend({
   worker_id: IdString.nullable(),
   max_attempts: z.number().int().positive(),
   depends_on: z.array(IdString),
+  reused_from: IdString.nullable().describe("In a re-run: the task of the run re-run whose result this one reused instead of running; null when it ran"),
 });
 export type TaskDetail = z.infer<typeof TaskDetail>;
 

@@ -41,6 +41,8 @@ export interface CliBinding {
   followLog?: boolean;
   /** An input field (a password) read as one line of standard input when its option is not given. */
   stdin?: string;
+  /** Bare flags that set an input field to a value (`--all` for `from: "all"`). */
+  flags?: Record<string, { field: string; value: unknown; description: string }>;
 }
 
 export interface Operation<I extends z.ZodType = z.ZodType, O extends z.ZodType = z.ZodType> {

@@ -53,6 +53,7 @@ export function toTaskDetail(row: TaskRow, dependsOn: bigint[]): TaskDetail {
     worker_id: idOrNull(row.worker_id),
     max_attempts: Number(row.max_attempts),
     depends_on: dependsOn.map(String),
+    reused_from: idOrNull(row.reused_from),
   };
 }
 

@@ -10,6 +10,7 @@ import * as jobCodeVersion from "./migrations/005-job-code-version.js";
 import * as registeredKwargsSchema from "./migrations/006-registered-kwargs-schema.js";
 import * as runIdempotencyKeys from "./migrations/007-run-idempotency-keys.js";
 import * as failureNotifications from "./migrations/008-failure-notifications.js";
+import * as reruns from "./migrations/009-reruns.js";
 
 const MIGRATIONS: Record<string, Migration> = {
   "001-initial": initial,
@@ -20,6 +21,7 @@ const MIGRATIONS: Record<string, Migration> = {
   "006-registered-kwargs-schema": registeredKwargsSchema,
   "007-run-idempotency-keys": runIdempotencyKeys,
   "008-failure-notifications": failureNotifications,
+  "009-reruns": reruns,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => MIGRATIONS };

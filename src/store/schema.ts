@@ -27,6 +27,9 @@ export interface JobsTable {
   completed_at: NullableBig;
   /** The hash of the job's module graph when the run started (migration 005); null for a package. */
   code_version: string | null;
+  /** The run this one re-runs (009), and from where: "failed" (reusing completed tasks) or "all". */
+  rerun_of: NullableBig;
+  rerun_from: string | null;
 }
 
 export interface TasksTable {
@@ -54,6 +57,10 @@ export interface TasksTable {
   claimed_at: NullableBig;
   started_at: NullableBig;
   completed_at: NullableBig;
+  /** Its position in the job's graph, equal across runs of one entrypoint and kwargs (009). */
+  identity: string | null;
+  /** The task of an earlier run whose result this one reused instead of running (009). */
+  reused_from: NullableBig;
 }
 
 export interface TaskDepsTable {

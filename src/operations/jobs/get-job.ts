@@ -37,6 +37,7 @@ export const getJob = defineOperation({
       tasks: tasks.map((task) => ({ ...toTaskView(task), depends_on: dependsOn.get(task.id) ?? [] })),
       duration_ms: job.started_at === null ? null : Math.max(0, end - Number(job.started_at)),
       code_version: job.code_version ?? null,
+      rerun_of: job.rerun_of === null ? null : job.rerun_of.toString(),
     };
   },
 });

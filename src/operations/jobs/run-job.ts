@@ -2,13 +2,15 @@
 
 import { createHash } from "node:crypto";
 import { JobView, RunJobRequest } from "../../models/jobs.js";
-import { conflict, notFound } from "../../core/errors.js";
+import { conflict, invalid, notFound } from "../../core/errors.js";
+import type { PreservationModeName } from "../../core/config.js";
 import { isEntrypoint } from "../../engine/entrypoints.js";
-import { planRun, startRun, startRunIf } from "../../engine/start-run.js";
+import { type RunRequest, planRun, startRun, startRunIf } from "../../engine/start-run.js";
 import { claimIdempotencyKey, findIdempotencyKey } from "../../store/idempotency-keys.js";
 import { countTasksOfJob, findJobById } from "../../store/jobs.js";
 import { findRegisteredJob } from "../../store/registered-jobs.js";
 import type { Store } from "../../store/db.js";
+import type { OperationContext } from "../context.js";
 import { defineOperation } from "../define.js";
 import { API_PREFIX } from "../paths.js";
 import { toJobView } from "../views.js";
@@ -24,24 +26,24 @@ export const runJob = defineOperation({
   input: RunJobRequest,
   output: JobView,
   http: { method: "POST", path: "/jobs:run", status: 201, errors: [404], location: (job: JobView) => `${API_PREFIX}/jobs/${job.id}` },
-  cli: { command: "run-job <name>", examples: ["jobhouse run-job sales --wait", "jobhouse run-job examples/primes.ts:countPrimes --kwargs '{\"limit\": 2000000}' --wait"], follow: true, confirm: (job: JobView) => `Started job ${job.id} (${job.name}): ${job.status}` },
+  cli: {
+    command: "run-job [name]",
+    examples: [
+      "jobhouse run-job sales --wait",
+      "jobhouse run-job examples/primes.ts:countPrimes --kwargs '{\"limit\": 2000000}' --wait",
+      "jobhouse run-job --rerun-of 912370881995911168 --wait",
+    ],
+    flags: { all: { field: "from", value: "all", description: "with --rerun-of: run every task again (the same as --from all)" } },
+    follow: true,
+    confirm: (job: JobView) => `Started job ${job.id} (${job.name}): ${job.status}`,
+  },
   async handler(request, { db, ids, clock, config, changes, jobs }) {
     const key = request.idempotency_key;
     const fingerprint = key === undefined ? "" : requestFingerprint(request);
     // A retried request returns its job without loading anything (the module may have changed since).
     const replayed = key === undefined ? undefined : await replay(db, key, fingerprint, clock.now() - config.idempotencyWindowS * 1000);
     if (replayed) return replayed;
-    const registered = isEntrypoint(request.name) ? undefined : await findRegisteredJob(db, request.name);
-    if (!registered && !isEntrypoint(request.name)) {
-      throw notFound(`no registered job is named "${request.name}"; give a registered name or an entrypoint module:export`);
-    }
-    const plan = await planRun(jobs, config, {
-      entrypoint: request.name,
-      registered,
-      kwargs: request.kwargs,
-      runType: "MANUAL",
-      preservationMode: request.preservation_mode,
-    });
+    const plan = request.rerun_of === undefined ? await planNewRun(request, { db, config, jobs }) : await planRerun(request.rerun_of, request.from, { db, config, jobs });
     let job;
     if (key === undefined) job = await startRun(db, ids, clock, config, plan);
     else {
@@ -55,15 +57,47 @@ export const runJob = defineOperation({
   },
 });
 
+type Planning = Pick<OperationContext, "db" | "config" | "jobs">;
+
+async function planNewRun(request: { name?: string; kwargs: Record<string, unknown>; preservation_mode?: PreservationModeName }, { db, config, jobs }: Planning): Promise<RunRequest> {
+  const name = request.name;
+  if (name === undefined) throw invalid("name: required (a registered job's name or an entrypoint module:export), unless rerun_of is given");
+  const registered = isEntrypoint(name) ? undefined : await findRegisteredJob(db, name);
+  if (!registered && !isEntrypoint(name)) {
+    throw notFound(`no registered job is named "${name}"; give a registered name or an entrypoint module:export`);
+  }
+  return planRun(jobs, config, { entrypoint: name, registered, kwargs: request.kwargs, runType: "MANUAL", preservationMode: request.preservation_mode });
+}
+
+/**
+ * A re-run: the finished job's entrypoint, kwargs (as that run received them, registered defaults
+ * already merged), preservation mode, name and registration. What it reuses is decided as its tasks
+ * are scheduled (engine/task-identity.ts).
+ */
+async function planRerun(of: bigint, from: "failed" | "all", { db, config, jobs }: Planning): Promise<RunRequest> {
+  const old = await findJobById(db, of);
+  if (!old) throw notFound(`no job ${of} to re-run`);
+  if (old.status === "PENDING" || old.status === "RUNNING") throw conflict(`job ${of} is still ${old.status}: re-run it once it has ended`, "job_not_finished");
+  const plan = await planRun(jobs, config, {
+    entrypoint: old.entrypoint,
+    kwargs: JSON.parse(old.kwargs) as Record<string, unknown>,
+    runType: "MANUAL",
+    preservationMode: old.preservation_mode as PreservationModeName,
+  });
+  return { ...plan, name: old.name, registeredName: old.registered_name, rerun: { of, from } };
+}
+
 /** The request an idempotency key stands for: name, kwargs (keys in any order) and mode. */
-function requestFingerprint(request: { name: string; kwargs: Record<string, unknown>; preservation_mode?: string }): string {
+function requestFingerprint(request: { name?: string; rerun_of?: bigint; from?: string; kwargs: Record<string, unknown>; preservation_mode?: string }): string {
   const canonical = (value: unknown): unknown =>
     Array.isArray(value)
       ? value.map(canonical)
       : value !== null && typeof value === "object"
         ? Object.fromEntries(Object.keys(value).sort().map((k) => [k, canonical((value as Record<string, unknown>)[k])]))
         : value;
-  const text = JSON.stringify(canonical({ name: request.name, kwargs: request.kwargs, preservation_mode: request.preservation_mode ?? null }));
+  const text = JSON.stringify(
+    canonical({ name: request.name ?? null, rerun_of: request.rerun_of?.toString() ?? null, from: request.rerun_of === undefined ? null : request.from, kwargs: request.kwargs, preservation_mode: request.preservation_mode ?? null }),
+  );
   return createHash("sha256").update(text).digest("hex");
 }
 

@@ -61,12 +61,15 @@ export function addOperationCommands(program: Command, operations: readonly AnyO
   for (const op of operations) {
     if (!op.cli) continue;
     const parts = op.cli.command.split(" ");
-    const words = parts.filter((p) => !p.startsWith("<"));
-    const args = parts.filter((p) => p.startsWith("<")).map((p) => p.slice(1, -1));
+    // Words, then positional arguments: <required> or [optional].
+    const isArgument = (part: string) => part.startsWith("<") || part.startsWith("[");
+    const words = parts.filter((p) => !isArgument(p));
+    const positional = parts.filter(isArgument);
+    const args = positional.map((p) => p.slice(1, -1));
     const command = groupFor(program, words.slice(0, -1)).command(words[words.length - 1]!);
     command.summary(op.summary).description(op.summary + (op.description ? `.\n${op.description}` : ""));
     if (op.cli.examples?.length) command.addHelpText("after", examplesHelp(op.cli.examples));
-    for (const arg of args) command.argument(`<${arg}>`);
+    for (const arg of positional) command.argument(arg);
 
     const schema = inputSchemaOf(op);
     const required = new Set(schema.required ?? []);
@@ -81,6 +84,7 @@ export function addOperationCommands(program: Command, operations: readonly AnyO
       if (required.has(name) && field.default === undefined && op.cli.stdin !== name) option.makeOptionMandatory();
       command.addOption(option);
     }
+    for (const [flag, { description }] of Object.entries(op.cli.flags ?? {})) command.option(`--${flag}`, description);
     command.option("--json", "print the JSON body exactly as the REST API returns it (--output json)");
     command.addOption(new Option("--output <format>", "table (the default), wide, json (the REST body) or yaml").choices(OUTPUT_FORMATS));
     command.option("--absolute", "times as written (ISO 8601, UTC) instead of relative (3m ago)");
@@ -92,7 +96,10 @@ export function addOperationCommands(program: Command, operations: readonly AnyO
     command.action(async (...received: unknown[]) => {
       const options = received[args.length] as Record<string, unknown>;
       const input: Record<string, unknown> = {};
-      args.forEach((arg, i) => (input[arg] = received[i]));
+      args.forEach((arg, i) => {
+        if (received[i] !== undefined) input[arg] = received[i];
+      });
+      for (const [flag, { field, value }] of Object.entries(op.cli!.flags ?? {})) if (options[camel(flag)]) input[field] = value;
       for (const name of Object.keys(schema.properties ?? {})) {
         const value = options[camel(name)];
         if (value !== undefined && !args.includes(name)) input[name] = value;

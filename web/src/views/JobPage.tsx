@@ -1,5 +1,5 @@
 // ?p=job&id=…: one run: its status and duration, the task graph with live statuses, a timeline of
-// attempts, the task table, the error, and (for admins) cancel.
+// attempts, the task table, the error, and (for admins) cancel, or re-run from failure.
 
 import { memo, useState } from "react";
 import type { JobDetail, JobTaskView, JobView } from "../../../src/models/index.js";
@@ -12,7 +12,7 @@ import { Empty, ErrorState, Loading, MutationError } from "../components/States.
 import { Status } from "../components/Status.js";
 import { Elapsed, Time } from "../components/Time.js";
 import { Timeline } from "../components/Timeline.js";
-import { hrefFor } from "../lib/route.js";
+import { hrefFor, navigate } from "../lib/route.js";
 
 export function JobPage({ id }: { id: string | null }) {
   const job = useApiQuery<JobDetail>(id ? `/jobs/${encodeURIComponent(id)}` : null);
@@ -31,7 +31,13 @@ export function JobPage({ id }: { id: string | null }) {
         </h1>
         <Status value={detail.status} />
         <CancelJob job={detail} />
+        <RerunJob job={detail} />
       </header>
+      {detail.rerun_of ? (
+        <p className="muted">
+          Re-run of <Link href={hrefFor("job", { id: detail.rerun_of })}>job #{detail.rerun_of}</Link>: the tasks it had completed were reused.
+        </p>
+      ) : null}
       <dl className="facts">
         <dt>Duration</dt>
         <dd>
@@ -192,6 +198,26 @@ export function ResultRef({ value }: { value: unknown }) {
     }
   }
   return <pre className="json">{JSON.stringify(value, null, 2)}</pre>;
+}
+
+/** A failed or cancelled run again, reusing what completed (run_job rerun_of). */
+function RerunJob({ job }: { job: JobView }) {
+  const isAdmin = useIsAdmin();
+  const rerun = useApiMutation<string, JobView>("POST", () => "/jobs:run", (id) => ({ rerun_of: id }));
+  if (!isAdmin || (job.status !== "FAILED" && job.status !== "CANCELLED")) return null;
+  return (
+    <div className="actions">
+      <button
+        type="button"
+        disabled={rerun.isPending}
+        title="Run it again: the tasks that completed are reused, only what failed, was skipped or was cancelled runs"
+        onClick={() => rerun.mutate(job.id, { onSuccess: (created) => navigate(hrefFor("job", { id: created.id })) })}
+      >
+        Re-run from failure
+      </button>
+      <MutationError error={rerun.error} />
+    </div>
+  );
 }
 
 function CancelJob({ job }: { job: JobView }) {

@@ -1,0 +1,94 @@
+// Re-runs from failure (issue 17 item 1), on both backends: a diamond whose one branch failed is
+// re-run with run_job rerun_of; the tasks that completed are reused (counted by their side effects:
+// they do not run again), only the failed branch and what depended on it run, and the result is the
+// clean run's. from "all" runs everything again. Identity is the task's place in the graph.
+
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, expect, it } from "vitest";
+import type { EngineRuntime } from "../src/app/engine-runtime.js";
+import type { JobDetail } from "../src/models/jobs.js";
+import type { TaskDetail } from "../src/models/tasks.js";
+import { forEachBackend } from "./support/backends.js";
+import { runAndWait, waitForJob, withEngine } from "./support/engine.js";
+import { type Harness, startHarness } from "./support/harness.js";
+
+const DIAMOND = "test/fixtures/rerun-jobs.ts:diamond";
+
+forEachBackend("re-runs from failure", (backend) => {
+  let h: Harness;
+  let engine: EngineRuntime;
+  let dir: string;
+  beforeAll(async () => {
+    h = await startHarness(backend);
+    engine = await withEngine(h);
+    dir = mkdtempSync(join(tmpdir(), "jobhouse-rerun-"));
+  });
+  afterAll(async () => {
+    await engine?.stop();
+    await h?.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  const executions = (log: string) => readFileSync(log, "utf8").split("\n").filter(Boolean);
+  const byName = async (job: JobDetail, name: string) => (await h.http("GET", `/api/v0/tasks/${job.tasks.find((t) => t.name === name)!.id}`)).body as TaskDetail;
+
+  it("re-runs only the failed branch and what depended on it, and ends with the clean run's result", async () => {
+    const log = join(dir, "failed.log");
+    const gate = join(dir, "gate-1");
+    const failed = await runAndWait(h, DIAMOND, { log, gate });
+    expect(failed.status).toBe("FAILED");
+    expect(executions(log).sort()).toEqual(["A", "B", "C"]);
+
+    writeFileSync(gate, "open");
+    const started = (await h.call("run_job", { rerun_of: failed.id })) as { id: string; name: string };
+    expect(started.name).toBe("diamond");
+    const rerun = await waitForJob(h, started.id);
+    expect(rerun.status, rerun.error ?? "").toBe("COMPLETED");
+    expect(rerun.rerun_of).toBe(failed.id);
+    // Only the failed branch (C) and its dependent (D) ran again.
+    expect(executions(log).sort()).toEqual(["A", "B", "C", "C", "D"]);
+    expect((await byName(rerun, "source")).reused_from).toBe(failed.tasks.find((t) => t.name === "source")!.id);
+    expect((await byName(rerun, "left")).reused_from).toBe(failed.tasks.find((t) => t.name === "left")!.id);
+    expect((await byName(rerun, "right")).reused_from).toBeNull();
+
+    const clean = await runAndWait(h, DIAMOND, { log: join(dir, "clean.log"), gate });
+    expect(clean.status).toBe("COMPLETED");
+    // The job's result is a reference to its joined task, whose result is the number.
+    expect((await byName(rerun, "joined")).result_ref).toBe(31);
+    expect((await byName(clean, "joined")).result_ref).toBe(31);
+  });
+
+  it("runs every task again with from all, and from the CLI", async () => {
+    const log = join(dir, "all.log");
+    const gate = join(dir, "gate-2");
+    const failed = await runAndWait(h, DIAMOND, { log, gate });
+    writeFileSync(gate, "open");
+    const all = (await h.call("run_job", { rerun_of: failed.id, from: "all" })) as { id: string };
+    expect((await waitForJob(h, all.id)).status).toBe("COMPLETED");
+    expect(executions(log).sort()).toEqual(["A", "A", "B", "B", "C", "C", "D"]);
+
+    const cli = await h.cli("run-job", "--rerun-of", failed.id, "--json");
+    expect(cli.code, cli.err).toBe(0);
+    const viaCli = await waitForJob(h, (JSON.parse(cli.out) as { id: string }).id);
+    expect(viaCli.status).toBe("COMPLETED");
+    // The re-run of the failed run reuses its A and B: only C and D run.
+    expect(executions(log).sort()).toEqual(["A", "A", "B", "B", "C", "C", "C", "D", "D"]);
+    const everything = await h.cli("run-job", "--rerun-of", failed.id, "--all", "--json");
+    expect(everything.code, everything.err).toBe(0);
+    expect((await waitForJob(h, (JSON.parse(everything.out) as { id: string }).id)).status).toBe("COMPLETED");
+    expect(executions(log).filter((l) => l === "A")).toHaveLength(3);
+  });
+
+  it("refuses a re-run of a job that is missing or still running, and a run without a name", async () => {
+    expect((await h.http("POST", "/api/v0/jobs:run", { rerun_of: "424242" })).status).toBe(404);
+    const running = (await h.call("run_job", { name: "test/fixtures/jobs.ts:sleepy", kwargs: { ms: 3000 } })) as { id: string };
+    const busy = await h.http("POST", "/api/v0/jobs:run", { rerun_of: running.id });
+    expect(busy.status).toBe(409);
+    expect(busy.body).toMatchObject({ code: "job_not_finished" });
+    const nameless = await h.http("POST", "/api/v0/jobs:run", { kwargs: {} });
+    expect(nameless.status).toBe(422);
+    expect(nameless.body).toMatchObject({ code: "invalid", detail: expect.stringMatching(/^name: required/) });
+  });
+});
