@@ -11,7 +11,8 @@ import { describeJobFor } from "../src/app/job-describer.js";
 import { MAX_ATTEMPTS, deliverDueNotifications, retryDelayMs } from "../src/engine/failure-notifier.js";
 import type { JobView, RegisteredJobView } from "../src/models/jobs.js";
 import { forEachBackend } from "./support/backends.js";
-import { entry, runAndWait, withEngine } from "./support/engine.js";
+import { entry, runAndWait, waitFor, withEngine } from "./support/engine.js";
+import { startEngine } from "../src/app/engine-runtime.js";
 import { type Harness, startHarness } from "./support/harness.js";
 
 interface Received {
@@ -99,6 +100,20 @@ forEachBackend("failure webhooks", (backend) => {
     }
     expect(warnings.some((w) => w.includes(`job ${failed.id}: failure webhook dropped after ${MAX_ATTEMPTS} attempts`))).toBe(true);
     expect(await h.service.db.selectFrom("failure_notifications").select("job_id").execute()).toEqual([]);
+  });
+
+  it("is delivered by the background loop of an engine that runs it, as local start does", async () => {
+    received.length = 0;
+    await h.call("register_job", { entrypoint: entry("failing"), name: "hooked_live", on_failure: `${base}/live` });
+    const engine = await startEngine(h.service, { concurrency: 2, background: true, backgroundIntervalMs: 50 });
+    try {
+      const failed = await runAndWait(h, "hooked_live");
+      expect(failed.status).toBe("FAILED");
+      const delivered = await waitFor("the webhook to be called", async () => received.find((r) => r.path === "/live"));
+      expect(delivered.body).toMatchObject({ id: failed.id, status: "FAILED" });
+    } finally {
+      await engine.stop();
+    }
   });
 
   it("refuses a webhook that is not an http(s) URL, and replace can remove it", async () => {
