@@ -113,6 +113,18 @@ async function retryTasksOf(deps: BackgroundDeps, workerId: bigint, now: number)
   }
 }
 
+/** With overlap "skip", whether the registration already has max_active_runs runs PENDING or RUNNING. */
+async function overlapsSkipped(db: Store, registered: RegisteredJobRow): Promise<boolean> {
+  if (!registered.max_active_runs || registered.overlap !== "skip") return false;
+  const row = await db
+    .selectFrom("jobs")
+    .select((eb) => eb.fn.countAll<string>().as("n"))
+    .where("registered_name", "=", registered.name)
+    .where("status", "in", ["PENDING", "RUNNING"])
+    .executeTakeFirstOrThrow();
+  return Number(row.n) >= registered.max_active_runs;
+}
+
 /** Fires due schedules once each; missed fire times collapse into one run (CONTRACT §4). */
 export async function fireDueSchedules(deps: BackgroundDeps): Promise<string[]> {
   const now = deps.clock.now();
@@ -127,6 +139,13 @@ export async function fireDueSchedules(deps: BackgroundDeps): Promise<string[]> 
     // Planned first (it may load the job's module, which takes a while), then the fire time is
     // advanced and the run created in one transaction: the guard on the old fire time makes this
     // process the only one to fire it, and a process that dies in between leaves the schedule due.
+    if (await overlapsSkipped(deps.db, registered)) {
+      // overlap "skip": this fire is not run while max_active_runs runs are under way.
+      if (await advanceSchedule(deps.db, registered.name, registered.next_run_at!, next)) {
+        deps.log.info(`schedule "${registered.schedule}" of ${registered.name} skipped: ${registered.max_active_runs} run(s) already under way`);
+      }
+      continue;
+    }
     const plan = await planScheduledRun(deps, registered);
     const job = await startRunIf(deps.db, deps.ids, deps.clock, deps.config, plan, (tx) => advanceSchedule(tx, registered.name, registered.next_run_at!, next));
     if (!job) continue;

@@ -8,6 +8,12 @@ export interface TaskOptions {
   backoff_s?: number;
   /** Per-attempt timeout in seconds (default SERVICE_TASK_TIMEOUT, else none). */
   timeout_s?: number;
+  /**
+   * At most `limit` tasks with this `key` run at once, across every worker and every job (a
+   * warehouse that takes two connections: `{ key: "warehouse", limit: 2 }`). Enforced by the SQL
+   * store when tasks are claimed, never by a process's own counters.
+   */
+  concurrency?: { key: string; limit: number };
 }
 
 /** The context a task function receives (CONTRACT §4). */

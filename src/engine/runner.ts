@@ -181,6 +181,8 @@ async function runAttempt(
     if (children.length > 0) {
       // Identities first (a later re-run matches by them), then what a re-run may reuse.
       const parent = { id: task.id, jobId: task.job_id, identity: task.identity };
+      // A run's priority holds for every task it schedules.
+      for (const child of children) child.row.priority = task.priority;
       await assignIdentities(db, parent, children);
       await reuseCompletedTasks(db, parent, children, clock.now());
     }

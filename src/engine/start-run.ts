@@ -34,6 +34,10 @@ export interface RunRequest {
    * than skipped silently or run with arguments its schema refuses.
    */
   refusal?: string;
+  /** Higher runs first; its tasks inherit it (default 0). */
+  priority?: number;
+  /** A registration's max_active_runs: its entry task waits behind this gate. */
+  runsGate?: { gate: string; limit: number };
   /** A re-run: the run it re-runs, and whether it reuses that run's completed tasks ("failed"). */
   rerun?: { of: bigint; from: "failed" | "all" };
 }
@@ -66,6 +70,7 @@ export async function planRun(jobs: JobInspector, config: Pick<Config, "defaultP
     runType: source.runType,
     preservationMode: preservationOf(source.preservationMode, registered, config),
     registeredName: registered?.name ?? null,
+    runsGate: registered?.max_active_runs ? { gate: `runs:${registered.name}`, limit: registered.max_active_runs } : undefined,
     options: job.options,
     codeVersion: job.codeVersion,
   };
@@ -115,6 +120,7 @@ export async function startRunIf(
     started_at: null,
     completed_at: null,
     code_version: run.codeVersion ?? null,
+    priority: run.priority ?? 0,
     rerun_of: run.rerun?.of ?? null,
     rerun_from: run.rerun?.from ?? null,
   };
@@ -133,6 +139,9 @@ export async function startRunIf(
   });
   // Every run's graph grows from the same root (see engine/task-identity.ts).
   entry.identity = ENTRY_IDENTITY;
+  entry.priority = run.priority ?? 0;
+  entry.gate = run.runsGate?.gate ?? null;
+  entry.gate_limit = run.runsGate?.limit ?? null;
   if (run.refusal !== undefined) {
     Object.assign(job, { status: "FAILED", completed_at: BigInt(now), error: `task ${run.name} (${entry.id}) failed: ${run.refusal}` });
     Object.assign(entry, { status: "FAILED", error: run.refusal, completed_at: now });

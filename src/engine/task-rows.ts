@@ -58,5 +58,7 @@ export function newTaskRow(t: NewTask): NewTaskRow & { id: bigint } {
     started_at: null,
     completed_at: null,
     code_version: t.codeVersion ?? null,
+    gate: t.options.concurrency ? `task:${t.options.concurrency.key}` : null,
+    gate_limit: t.options.concurrency?.limit ?? null,
   };
 }

@@ -3,7 +3,7 @@
 
 import { hostname } from "node:os";
 import type { Store } from "../store/db.js";
-import { type ClaimRequest, type ClaimResult, claimReadyTasks } from "../store/claims.js";
+import { type ClaimRequest, type ClaimResult, claimGatedTasks, claimReadyTasks } from "../store/claims.js";
 import type { TaskRow } from "../store/schema.js";
 import { findRevokedTasks } from "../store/transitions.js";
 import { insertWorker, markWorkerStopped, recordHeartbeat } from "../store/workers.js";
@@ -122,7 +122,13 @@ export class Worker {
   private async claim(budget: number): Promise<number> {
     const request = this.claimRequest(budget);
     try {
-      return await this.accept(await claimReadyTasks(this.db, request));
+      const claimed = await this.accept(await claimReadyTasks(this.db, request));
+      // Slots left: tasks behind run limits, claimed gate by gate (claims.ts claimGatedTasks).
+      const left = budget - claimed;
+      if (left <= 0 || this.stopping) return claimed;
+      const gated = await claimGatedTasks(this.db, { ...request, limit: left, settledCandidates: [] });
+      // Nothing behind a gate was free: that says nothing of this worker's status.
+      return gated.tasks.length === 0 ? claimed : claimed + (await this.accept(gated));
     } catch (error) {
       this.returnCandidates(request);
       this.deps.log.warn(`worker ${this.id}: claiming failed, retrying: ${(error as Error).message}`);

@@ -83,6 +83,13 @@ export const RunJobRequest = z.object({
     .default("failed")
     .meta({ description: "With rerun_of: \"failed\" reuses the completed tasks, \"all\" runs everything again", examples: ["failed"] }),
   kwargs: JsonObject.default({}).meta({ description: "Arguments of the job function; registered defaults merge under them", examples: [{ min_amount: 300 }] }),
+  priority: z
+    .number()
+    .int()
+    .min(-1000)
+    .max(1000)
+    .default(0)
+    .meta({ description: "Higher runs first: its tasks are claimed before those of lower runs that are ready too (-1000 to 1000)", examples: [10] }),
   idempotency_key: z
     .string()
     .min(1)
@@ -113,6 +120,18 @@ export const RegisterJobRequest = z.object({
   defaults: JsonObject.default({}).meta({ description: "Arguments every run starts from; run_job's kwargs override them", examples: [{ min_amount: 300 }] }),
   preservation_mode: PreservationMode.nullable().default(null).meta({ description: "The runs' preservation mode (NONE or FULL); null for the default, NONE", examples: ["NONE"] }),
   enabled: z.boolean().default(true).meta({ description: "Whether its schedule fires; a disabled job still runs on demand", examples: [true] }),
+  max_active_runs: z
+    .number()
+    .int()
+    .min(1)
+    .max(10_000)
+    .nullable()
+    .default(null)
+    .meta({ description: "At most this many of its runs RUNNING at once, across every worker; a run beyond it waits PENDING. null: no limit", examples: [1] }),
+  overlap: z
+    .enum(["queue", "skip"])
+    .default("queue")
+    .meta({ description: "With max_active_runs, what a scheduled fire does while that many runs are under way: queue (wait PENDING) or skip (not run)", examples: ["skip"] }),
   on_failure: z
     .url({ protocol: /^https?$/, normalize: true })
     .max(2000)
@@ -142,6 +161,8 @@ export const RegisteredJobView = z.object({
   next_run_at: NullableTimestamp,
   created_at: Timestamp,
   on_failure: z.string().nullable().describe("The webhook told of failed runs; null for none"),
+  max_active_runs: z.number().int().nullable().describe("At most this many runs RUNNING at once; null: no limit"),
+  overlap: z.enum(["queue", "skip"]).describe("What a scheduled fire does at max_active_runs: queue or skip"),
   kwargs_schema: z
     .record(z.string(), z.unknown())
     .nullable()

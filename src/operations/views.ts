@@ -84,6 +84,8 @@ export function toRegisteredJobView(row: RegisteredJobRow): RegisteredJobView {
     created_at: iso(row.created_at),
     kwargs_schema: parseJson(row.kwargs_schema, null),
     on_failure: row.on_failure,
+    max_active_runs: row.max_active_runs === null ? null : Number(row.max_active_runs),
+    overlap: row.overlap === "skip" ? "skip" : "queue",
   };
 }
 

@@ -124,6 +124,12 @@ function validateOptions(options: TaskOptions, what: string): void {
   check("retries", 0);
   check("backoff_s", 0);
   check("timeout_s", 0.001);
+  const concurrency = options.concurrency;
+  if (concurrency !== undefined) {
+    const keyOk = typeof concurrency?.key === "string" && /^[A-Za-z0-9_.:-]{1,200}$/.test(concurrency.key);
+    if (!keyOk) throw new Error(`${what}: concurrency.key must be 1-200 letters, digits, '_', '.', ':' or '-'`);
+    if (!Number.isInteger(concurrency.limit) || concurrency.limit < 1) throw new Error(`${what}: concurrency.limit must be a whole number >= 1`);
+  }
 }
 
 const mapperFor = () => builtinTasks.get("map")!;

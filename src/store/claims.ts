@@ -35,6 +35,11 @@ export interface ClaimRequest {
    * last task sees every other end of that job in its next claim.
    */
   settledCandidates?: bigint[];
+  /**
+   * Claim only the tasks behind this gate (see claimGatedTasks), which its caller holds; without
+   * it, only ungated tasks. A gated task is never claimed by the ordinary claim.
+   */
+  gate?: string;
 }
 
 export async function claimReadyTasks(db: Store, request: ClaimRequest): Promise<ClaimResult> {
@@ -61,13 +66,15 @@ type ClaimRow = Partial<TaskRow> & {
  * tasks under FOR UPDATE SKIP LOCKED, RUNNING, and their jobs RUNNING when this is their first
  * claim. Shared by the claim alone and the completion that claims the slot's next task.
  */
-function claimCtes({ workerId, limit, nowMs, logDir, settledCandidates }: ClaimRequest) {
+const gateSql = (gate: string | undefined) => (gate === undefined ? sql`gate IS NULL` : sql`gate = ${gate}`);
+
+function claimCtes({ workerId, limit, nowMs, logDir, settledCandidates, gate }: ClaimRequest) {
   return sql`
     w AS (SELECT status FROM workers WHERE id = ${workerId} FOR SHARE),
     picked AS (
       SELECT id FROM tasks
-      WHERE status = 'PENDING' AND pending_deps = 0 AND ready_at <= ${nowMs} AND (SELECT status FROM w) = 'ACTIVE'
-      ORDER BY ready_at, id
+      WHERE status = 'PENDING' AND pending_deps = 0 AND ready_at <= ${nowMs} AND ${gateSql(gate)} AND (SELECT status FROM w) = 'ACTIVE'
+      ORDER BY priority DESC, ready_at, id
       LIMIT ${Math.max(0, limit)}
       FOR UPDATE SKIP LOCKED),
     claimed AS (
@@ -142,8 +149,12 @@ async function completeLeafAndClaimOnPostgres(db: Store, c: LeafCompletion, requ
 }
 
 /** SQLite has one writer: an IMMEDIATE transaction holds off every other claimer and the reaper. */
-async function claimOnSqlite(db: Store, { workerId, limit, nowMs, logDir, settledCandidates = [] }: ClaimRequest): Promise<ClaimResult> {
-  return db.transaction().execute(async (tx) => {
+async function claimOnSqlite(db: Store, request: ClaimRequest): Promise<ClaimResult> {
+  return db.transaction().execute((tx) => claimInSqliteTransaction(tx, request));
+}
+
+async function claimInSqliteTransaction(tx: Store, { workerId, limit, nowMs, logDir, settledCandidates = [], gate }: ClaimRequest): Promise<ClaimResult> {
+  {
     const settledJobs = await settledAmong(tx, settledCandidates);
     const worker = await tx.selectFrom("workers").select("status").where("id", "=", workerId).executeTakeFirst();
     if (worker?.status !== "ACTIVE" || limit <= 0) return { tasks: [], workerStatus: worker?.status, startedJobs: [], settledJobs };
@@ -153,6 +164,8 @@ async function claimOnSqlite(db: Store, { workerId, limit, nowMs, logDir, settle
       .where("status", "=", "PENDING")
       .where("pending_deps", "=", 0)
       .where("ready_at", "<=", BigInt(nowMs))
+      .where(gate === undefined ? sql<boolean>`gate IS NULL` : sql<boolean>`gate = ${gate}`)
+      .orderBy("priority", "desc")
       .orderBy("ready_at")
       .orderBy("id")
       .limit(limit);
@@ -190,7 +203,56 @@ async function claimOnSqlite(db: Store, { workerId, limit, nowMs, logDir, settle
       startedJobs = started.map((j) => j.id);
     }
     return { tasks: claimed, workerStatus: worker.status, startedJobs, settledJobs };
-  });
+  }
+}
+
+/**
+ * Claims gated tasks (run limits, store/migrations/010): for each gate with ready tasks, under a
+ * lock on its `gates` row (on SQLite the one writer serializes anyway), counts what already runs
+ * behind it and claims at most the difference: two workers can never both see a free place. A
+ * "task:<key>" gate counts its tasks CLAIMED or RUNNING; a "runs:<registration>" gate counts the
+ * registration's RUNNING jobs (a job is RUNNING from its entry task's claim to its end).
+ */
+export async function claimGatedTasks(db: Store, request: ClaimRequest): Promise<ClaimResult> {
+  const result: ClaimResult = { tasks: [], workerStatus: undefined, startedJobs: [], settledJobs: [] };
+  if (request.limit <= 0) return result;
+  const gates = await db
+    .selectFrom("tasks")
+    .select(["gate", "gate_limit"])
+    .distinct()
+    .where("status", "=", "PENDING")
+    .where("pending_deps", "=", 0)
+    .where("ready_at", "<=", BigInt(request.nowMs))
+    .where("gate", "is not", null)
+    .limit(20)
+    .execute();
+  let budget = request.limit;
+  for (const { gate, gate_limit: limit } of gates) {
+    if (budget <= 0 || gate === null) break;
+    const claim = await db.transaction().execute(async (tx) => {
+      if (isPostgres(tx)) {
+        await tx.insertInto("gates").values({ key: gate }).onConflict((oc) => oc.doNothing()).execute();
+        await tx.selectFrom("gates").select("key").where("key", "=", gate).forUpdate().execute();
+      }
+      const free = Math.min(budget, Number(limit ?? 1) - (await activeBehind(tx, gate)));
+      if (free <= 0) return null;
+      const gated = { ...request, limit: free, gate, settledCandidates: [] };
+      return isPostgres(tx) ? claimOnPostgres(tx, gated) : claimInSqliteTransaction(tx, gated);
+    });
+    if (!claim) continue;
+    budget -= claim.tasks.length;
+    result.tasks.push(...claim.tasks);
+    result.startedJobs.push(...claim.startedJobs);
+    result.workerStatus = claim.workerStatus;
+  }
+  return result;
+}
+
+async function activeBehind(tx: Store, gate: string): Promise<number> {
+  const row = gate.startsWith("runs:")
+    ? await tx.selectFrom("jobs").select((eb) => eb.fn.countAll<string>().as("n")).where("registered_name", "=", gate.slice("runs:".length)).where("status", "=", "RUNNING").executeTakeFirstOrThrow()
+    : await tx.selectFrom("tasks").select((eb) => eb.fn.countAll<string>().as("n")).where("gate", "=", gate).where("status", "in", ["CLAIMED", "RUNNING"]).executeTakeFirstOrThrow();
+  return Number(row.n);
 }
 
 /** The jobs among `candidates` with no open task left. */

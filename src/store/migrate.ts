@@ -11,6 +11,7 @@ import * as registeredKwargsSchema from "./migrations/006-registered-kwargs-sche
 import * as runIdempotencyKeys from "./migrations/007-run-idempotency-keys.js";
 import * as failureNotifications from "./migrations/008-failure-notifications.js";
 import * as reruns from "./migrations/009-reruns.js";
+import * as runLimits from "./migrations/010-run-limits.js";
 
 const MIGRATIONS: Record<string, Migration> = {
   "001-initial": initial,
@@ -22,6 +23,7 @@ const MIGRATIONS: Record<string, Migration> = {
   "007-run-idempotency-keys": runIdempotencyKeys,
   "008-failure-notifications": failureNotifications,
   "009-reruns": reruns,
+  "010-run-limits": runLimits,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => MIGRATIONS };

@@ -16,6 +16,8 @@ export interface NewRegisteredJob {
   nowMs: number;
   kwargsSchema: object | null;
   onFailure: string | null;
+  maxActiveRuns: number | null;
+  overlap: "queue" | "skip";
 }
 
 const rowValues = (r: NewRegisteredJob) => ({
@@ -29,6 +31,8 @@ const rowValues = (r: NewRegisteredJob) => ({
   updated_at: r.nowMs,
   kwargs_schema: r.kwargsSchema === null ? null : JSON.stringify(r.kwargsSchema),
   on_failure: r.onFailure,
+  max_active_runs: r.maxActiveRuns,
+  overlap: r.overlap,
 });
 
 /** Inserts a registration; throws the database's unique violation when the name exists. */

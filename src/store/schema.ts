@@ -30,6 +30,8 @@ export interface JobsTable {
   /** The run this one re-runs (009), and from where: "failed" (reusing completed tasks) or "all". */
   rerun_of: NullableBig;
   rerun_from: string | null;
+  /** Higher runs first (010). */
+  priority: ColumnType<number, number | undefined, number>;
 }
 
 export interface TasksTable {
@@ -61,6 +63,11 @@ export interface TasksTable {
   identity: string | null;
   /** The task of an earlier run whose result this one reused instead of running (009). */
   reused_from: NullableBig;
+  /** Its gate and the gate's limit (010): "task:<key>" or "runs:<registration>"; null for none. */
+  gate: string | null;
+  gate_limit: number | null;
+  /** Its run's priority (010). */
+  priority: ColumnType<number, number | undefined, number>;
 }
 
 export interface TaskDepsTable {
@@ -97,6 +104,13 @@ export interface RegisteredJobsTable {
   kwargs_schema: string | null;
   /** Webhook told of failed runs (008); null for none. */
   on_failure: string | null;
+  /** Runs RUNNING at once at most (010), and what a scheduled fire beyond it does ("queue" | "skip"). */
+  max_active_runs: number | null;
+  overlap: string | null;
+}
+
+export interface GatesTable {
+  key: string;
 }
 
 export interface FailureNotificationsTable {
@@ -204,6 +218,7 @@ export interface Database {
   object_name_locks: ObjectNameLocksTable;
   run_idempotency_keys: RunIdempotencyKeysTable;
   failure_notifications: FailureNotificationsTable;
+  gates: GatesTable;
   node_leases: NodeLeasesTable;
   data_objects: DataObjectsTable;
   object_ops: ObjectOpsTable;

@@ -43,7 +43,9 @@ export const runJob = defineOperation({
     // A retried request returns its job without loading anything (the module may have changed since).
     const replayed = key === undefined ? undefined : await replay(db, key, fingerprint, clock.now() - config.idempotencyWindowS * 1000);
     if (replayed) return replayed;
-    const plan = request.rerun_of === undefined ? await planNewRun(request, { db, config, jobs }) : await planRerun(request.rerun_of, request.from, { db, config, jobs });
+    let plan = request.rerun_of === undefined ? await planNewRun(request, { db, config, jobs }) : await planRerun(request.rerun_of, request.from, { db, config, jobs });
+    // A re-run keeps its run's priority unless the request names another.
+    if (request.rerun_of !== undefined && request.priority !== 0) plan = { ...plan, priority: request.priority };
     let job;
     if (key === undefined) job = await startRun(db, ids, clock, config, plan);
     else {
@@ -59,14 +61,15 @@ export const runJob = defineOperation({
 
 type Planning = Pick<OperationContext, "db" | "config" | "jobs">;
 
-async function planNewRun(request: { name?: string; kwargs: Record<string, unknown>; preservation_mode?: PreservationModeName }, { db, config, jobs }: Planning): Promise<RunRequest> {
+async function planNewRun(request: { name?: string; kwargs: Record<string, unknown>; preservation_mode?: PreservationModeName; priority: number }, { db, config, jobs }: Planning): Promise<RunRequest> {
   const name = request.name;
   if (name === undefined) throw invalid("name: required (a registered job's name or an entrypoint module:export), unless rerun_of is given");
   const registered = isEntrypoint(name) ? undefined : await findRegisteredJob(db, name);
   if (!registered && !isEntrypoint(name)) {
     throw notFound(`no registered job is named "${name}"; give a registered name or an entrypoint module:export`);
   }
-  return planRun(jobs, config, { entrypoint: name, registered, kwargs: request.kwargs, runType: "MANUAL", preservationMode: request.preservation_mode });
+  const plan = await planRun(jobs, config, { entrypoint: name, registered, kwargs: request.kwargs, runType: "MANUAL", preservationMode: request.preservation_mode });
+  return { ...plan, priority: request.priority };
 }
 
 /**
@@ -84,7 +87,10 @@ async function planRerun(of: bigint, from: "failed" | "all", { db, config, jobs 
     runType: "MANUAL",
     preservationMode: old.preservation_mode as PreservationModeName,
   });
-  return { ...plan, name: old.name, registeredName: old.registered_name, rerun: { of, from } };
+  // The registration's run limit holds for its re-runs too.
+  const registered = old.registered_name === null ? undefined : await findRegisteredJob(db, old.registered_name);
+  const runsGate = registered?.max_active_runs ? { gate: `runs:${registered.name}`, limit: Number(registered.max_active_runs) } : undefined;
+  return { ...plan, name: old.name, registeredName: old.registered_name, priority: Number(old.priority), runsGate, rerun: { of, from } };
 }
 
 /** The request an idempotency key stands for: name, kwargs (keys in any order) and mode. */

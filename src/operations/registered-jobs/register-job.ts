@@ -52,6 +52,8 @@ export const registerJob = defineOperation({
       nowMs: now,
       kwargsSchema: definition.kwargsSchema,
       onFailure: request.on_failure,
+      maxActiveRuns: request.max_active_runs,
+      overlap: request.overlap,
     };
     if (request.replace) {
       await upsertRegisteredJob(db, registration);
