@@ -102,7 +102,7 @@ forEachBackend("Problems", (backend) => {
       ["run_job name of wrong type", "POST", "/api/v0/jobs:run", { name: 5 }],
       ["run_job kwargs not an object", "POST", "/api/v0/jobs:run", { name: "known", kwargs: [1, 2] }],
       ["run_job unknown preservation mode", "POST", "/api/v0/jobs:run", { name: "known", preservation_mode: "SOME" }],
-      ["run_job unknown field", "POST", "/api/v0/jobs:run", { name: "known", priority: 1 }],
+      ["run_job unknown field", "POST", "/api/v0/jobs:run", { name: "known", prority: 1 }],
       ["run_job malformed entrypoint", "POST", "/api/v0/jobs:run", { name: "jobs/p.ts:" }],
       ["body is an array", "POST", "/api/v0/jobs:run", [1]],
       ["body is not JSON", "POST", "/api/v0/jobs:run", "{name:"],

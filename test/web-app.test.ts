@@ -42,7 +42,7 @@ async function heading(page: Page): Promise<string> {
     h = await startHarness(local);
     engine = await withEngine(h);
     await h.call("register_job", { entrypoint: "examples/sales.ts:salesPipeline" });
-    await h.call("register_job", { entrypoint: "examples/heartbeat.ts:hostHeartbeat", schedule: "*/5 * * * *" });
+    await h.call("register_job", { entrypoint: "examples/heartbeat.ts:hostHeartbeat", schedule: "*/5 * * * *", max_active_runs: 1, overlap: "skip", on_failure: "http://127.0.0.1:9/hook" });
     sales = await runAndWait(h, "sales");
     primes = await runAndWait(h, "examples/primes.ts:countPrimes", { limit: 20_000, chunks: 4 });
     expect([sales.status, primes.status]).toEqual(["COMPLETED", "COMPLETED"]);
@@ -120,6 +120,9 @@ async function heading(page: Page): Promise<string> {
     await shoot(page, "workers");
     await page.goto(base + "/?p=registered");
     await page.getByRole("cell", { name: /every 5 minutes/ }).waitFor();
+    // Its run limit and failure webhook are shown with its state.
+    await page.getByText("≤ 1 at once, skips").waitFor();
+    await page.getByText("notifies on failure").waitFor();
     await shoot(page, "registered");
   });
 

@@ -95,6 +95,16 @@ function RegisteredRow({ job, isAdmin, editing, toggling, onRun, onToggle }: Row
         <td>{job.enabled && job.next_run_at ? <Time iso={job.next_run_at} /> : <span className="muted">—</span>}</td>
         <td>
           <Status value={job.enabled ? "ENABLED" : "DISABLED"} />
+          {job.max_active_runs ? (
+            <div className="muted" title={`At most ${job.max_active_runs} run(s) at once; a scheduled fire beyond it is ${job.overlap === "skip" ? "skipped" : "queued"}`}>
+              ≤ {job.max_active_runs} at once{job.overlap === "skip" ? ", skips" : ""}
+            </div>
+          ) : null}
+          {job.on_failure ? (
+            <div className="muted" title={`Failed runs are posted to ${job.on_failure}`}>
+              notifies on failure
+            </div>
+          ) : null}
         </td>
         <td>
           <code>{job.entrypoint}</code>
