@@ -70,10 +70,15 @@ export async function planRun(jobs: JobInspector, config: Pick<Config, "defaultP
     runType: source.runType,
     preservationMode: preservationOf(source.preservationMode, registered, config),
     registeredName: registered?.name ?? null,
-    runsGate: registered?.max_active_runs ? { gate: `runs:${registered.name}`, limit: registered.max_active_runs } : undefined,
+    runsGate: runsGateOf(registered),
     options: job.options,
     codeVersion: job.codeVersion,
   };
+}
+
+/** The gate a registration's max_active_runs puts its entry tasks behind (store/claims.ts). */
+export function runsGateOf(registered: RegisteredJobRow | null | undefined): RunRequest["runsGate"] {
+  return registered?.max_active_runs ? { gate: `runs:${registered.name}`, limit: Number(registered.max_active_runs) } : undefined;
 }
 
 /** CONTRACT §4 precedence: the request, the registration, the service default. */

@@ -13,6 +13,7 @@
 // reused too (a dependency that runs again may produce something else).
 
 import { createHash } from "node:crypto";
+import { canonical } from "../core/canonical.js";
 import type { Store } from "../store/db.js";
 import type { NewChild } from "../store/transitions.js";
 import { collectReferences, soleValue } from "./references.js";
@@ -27,16 +28,6 @@ export interface ParentTask {
   identity: string | null;
 }
 
-/** Keys sorted at every level, so kwargs written in another order have the same identity. */
-function canonical(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(canonical);
-  if (value === null || typeof value !== "object") return value;
-  return Object.fromEntries(
-    Object.keys(value)
-      .sort()
-      .map((key) => [key, canonical((value as Record<string, unknown>)[key])]),
-  );
-}
 
 /** kwargs with each {"task_id"} marker replaced by {"task": <identity>} (null when unknown). */
 function withIdentities(value: unknown, identityOf: (taskId: string) => string | null): unknown {

@@ -66,7 +66,8 @@ type ClaimRow = Partial<TaskRow> & {
  * tasks under FOR UPDATE SKIP LOCKED, RUNNING, and their jobs RUNNING when this is their first
  * claim. Shared by the claim alone and the completion that claims the slot's next task.
  */
-const gateSql = (gate: string | undefined) => (gate === undefined ? sql`gate IS NULL` : sql`gate = ${gate}`);
+/** Ungated tasks only, or only those behind `gate` (the ordinary claim never takes gated ones). */
+const gateSql = (gate: string | undefined) => (gate === undefined ? sql<boolean>`gate IS NULL` : sql<boolean>`gate = ${gate}`);
 
 function claimCtes({ workerId, limit, nowMs, logDir, settledCandidates, gate }: ClaimRequest) {
   return sql`
@@ -154,56 +155,54 @@ async function claimOnSqlite(db: Store, request: ClaimRequest): Promise<ClaimRes
 }
 
 async function claimInSqliteTransaction(tx: Store, { workerId, limit, nowMs, logDir, settledCandidates = [], gate }: ClaimRequest): Promise<ClaimResult> {
-  {
-    const settledJobs = await settledAmong(tx, settledCandidates);
-    const worker = await tx.selectFrom("workers").select("status").where("id", "=", workerId).executeTakeFirst();
-    if (worker?.status !== "ACTIVE" || limit <= 0) return { tasks: [], workerStatus: worker?.status, startedJobs: [], settledJobs };
-    const ready = tx
+  const settledJobs = await settledAmong(tx, settledCandidates);
+  const worker = await tx.selectFrom("workers").select("status").where("id", "=", workerId).executeTakeFirst();
+  if (worker?.status !== "ACTIVE" || limit <= 0) return { tasks: [], workerStatus: worker?.status, startedJobs: [], settledJobs };
+  const ready = tx
+    .selectFrom("tasks")
+    .select("id")
+    .where("status", "=", "PENDING")
+    .where("pending_deps", "=", 0)
+    .where("ready_at", "<=", BigInt(nowMs))
+    .where(gateSql(gate))
+    .orderBy("priority", "desc")
+    .orderBy("ready_at")
+    .orderBy("id")
+    .limit(limit);
+  // Ids first, then the update by primary key: as one statement with a subquery, SQLite plans the
+  // outer update over every pending task, which at 10,000 pending tasks costs more than the work.
+  const ids = (await ready.execute()).map((r) => r.id);
+  if (ids.length === 0) {
+    const next = await tx
       .selectFrom("tasks")
-      .select("id")
+      .select((eb) => eb.fn.min("ready_at").as("at"))
       .where("status", "=", "PENDING")
       .where("pending_deps", "=", 0)
-      .where("ready_at", "<=", BigInt(nowMs))
-      .where(gate === undefined ? sql<boolean>`gate IS NULL` : sql<boolean>`gate = ${gate}`)
-      .orderBy("priority", "desc")
-      .orderBy("ready_at")
-      .orderBy("id")
-      .limit(limit);
-    // Ids first, then the update by primary key: as one statement with a subquery, SQLite plans the
-    // outer update over every pending task, which at 10,000 pending tasks costs more than the work.
-    const ids = (await ready.execute()).map((r) => r.id);
-    if (ids.length === 0) {
-      const next = await tx
-        .selectFrom("tasks")
-        .select((eb) => eb.fn.min("ready_at").as("at"))
-        .where("status", "=", "PENDING")
-        .where("pending_deps", "=", 0)
-        .where("ready_at", ">", BigInt(nowMs))
-        .executeTakeFirst();
-      return { tasks: [], workerStatus: worker.status, startedJobs: [], settledJobs, nextReadyAt: next?.at == null ? undefined : Number(next.at) };
-    }
-    const claimed = await tx
-      .updateTable("tasks")
-      .set({ status: "RUNNING", worker_id: workerId, claimed_at: nowMs, started_at: nowMs, log_path: logPathSql(logDir) })
-      .where("id", "in", ids)
-      .where("status", "=", "PENDING")
-      .returningAll()
-      .execute();
-    let startedJobs: bigint[] = [];
-    if (claimed.length > 0) {
-      // CONTRACT §3: a job becomes RUNNING when its first task is claimed.
-      const jobIds = [...new Set(claimed.map((t) => t.job_id))];
-      const started = await tx
-        .updateTable("jobs")
-        .set({ status: "RUNNING", started_at: nowMs })
-        .where("id", "in", jobIds)
-        .where("status", "=", "PENDING")
-        .returning("id")
-        .execute();
-      startedJobs = started.map((j) => j.id);
-    }
-    return { tasks: claimed, workerStatus: worker.status, startedJobs, settledJobs };
+      .where("ready_at", ">", BigInt(nowMs))
+      .executeTakeFirst();
+    return { tasks: [], workerStatus: worker.status, startedJobs: [], settledJobs, nextReadyAt: next?.at == null ? undefined : Number(next.at) };
   }
+  const claimed = await tx
+    .updateTable("tasks")
+    .set({ status: "RUNNING", worker_id: workerId, claimed_at: nowMs, started_at: nowMs, log_path: logPathSql(logDir) })
+    .where("id", "in", ids)
+    .where("status", "=", "PENDING")
+    .returningAll()
+    .execute();
+  let startedJobs: bigint[] = [];
+  if (claimed.length > 0) {
+    // CONTRACT §3: a job becomes RUNNING when its first task is claimed.
+    const jobIds = [...new Set(claimed.map((t) => t.job_id))];
+    const started = await tx
+      .updateTable("jobs")
+      .set({ status: "RUNNING", started_at: nowMs })
+      .where("id", "in", jobIds)
+      .where("status", "=", "PENDING")
+      .returning("id")
+      .execute();
+    startedJobs = started.map((j) => j.id);
+  }
+  return { tasks: claimed, workerStatus: worker.status, startedJobs, settledJobs };
 }
 
 /**

@@ -2,10 +2,11 @@
 
 import { createHash } from "node:crypto";
 import { JobView, RunJobRequest } from "../../models/jobs.js";
+import { canonical } from "../../core/canonical.js";
 import { conflict, invalid, notFound } from "../../core/errors.js";
 import type { PreservationModeName } from "../../core/config.js";
 import { isEntrypoint } from "../../engine/entrypoints.js";
-import { type RunRequest, planRun, startRun, startRunIf } from "../../engine/start-run.js";
+import { type RunRequest, planRun, runsGateOf, startRun, startRunIf } from "../../engine/start-run.js";
 import { claimIdempotencyKey, findIdempotencyKey } from "../../store/idempotency-keys.js";
 import { countTasksOfJob, findJobById } from "../../store/jobs.js";
 import { findRegisteredJob } from "../../store/registered-jobs.js";
@@ -41,7 +42,9 @@ export const runJob = defineOperation({
     const key = request.idempotency_key;
     const fingerprint = key === undefined ? "" : requestFingerprint(request);
     // A retried request returns its job without loading anything (the module may have changed since).
-    const replayed = key === undefined ? undefined : await replay(db, key, fingerprint, clock.now() - config.idempotencyWindowS * 1000);
+    // Uses of a key older than this have expired.
+    const cutoffMs = clock.now() - config.idempotencyWindowS * 1000;
+    const replayed = key === undefined ? undefined : await replay(db, key, fingerprint, cutoffMs);
     if (replayed) return replayed;
     let plan = request.rerun_of === undefined ? await planNewRun(request, { db, config, jobs }) : await planRerun(request.rerun_of, request.from, { db, config, jobs });
     // A re-run keeps its run's priority unless the request names another.
@@ -49,7 +52,6 @@ export const runJob = defineOperation({
     let job;
     if (key === undefined) job = await startRun(db, ids, clock, config, plan);
     else {
-      const cutoffMs = clock.now() - config.idempotencyWindowS * 1000;
       job = await startRunIf(db, ids, clock, config, plan, (tx, jobId) => claimIdempotencyKey(tx, { key, jobId, fingerprint, nowMs: clock.now(), cutoffMs }));
       // Another request with this key committed its job between our look and our claim.
       if (!job) return (await replay(db, key, fingerprint, cutoffMs)) ?? raced(key);
@@ -89,18 +91,11 @@ async function planRerun(of: bigint, from: "failed" | "all", { db, config, jobs 
   });
   // The registration's run limit holds for its re-runs too.
   const registered = old.registered_name === null ? undefined : await findRegisteredJob(db, old.registered_name);
-  const runsGate = registered?.max_active_runs ? { gate: `runs:${registered.name}`, limit: Number(registered.max_active_runs) } : undefined;
-  return { ...plan, name: old.name, registeredName: old.registered_name, priority: Number(old.priority), runsGate, rerun: { of, from } };
+  return { ...plan, name: old.name, registeredName: old.registered_name, priority: Number(old.priority), runsGate: runsGateOf(registered), rerun: { of, from } };
 }
 
 /** The request an idempotency key stands for: name, kwargs (keys in any order) and mode. */
 function requestFingerprint(request: { name?: string; rerun_of?: bigint; from?: string; kwargs: Record<string, unknown>; preservation_mode?: string }): string {
-  const canonical = (value: unknown): unknown =>
-    Array.isArray(value)
-      ? value.map(canonical)
-      : value !== null && typeof value === "object"
-        ? Object.fromEntries(Object.keys(value).sort().map((k) => [k, canonical((value as Record<string, unknown>)[k])]))
-        : value;
   const text = JSON.stringify(
     canonical({ name: request.name ?? null, rerun_of: request.rerun_of?.toString() ?? null, from: request.rerun_of === undefined ? null : request.from, kwargs: request.kwargs, preservation_mode: request.preservation_mode ?? null }),
   );
