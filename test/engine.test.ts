@@ -93,6 +93,13 @@ forEachBackend("engine", (backend) => {
     expect(label("after-bad").status).toBe("SKIPPED");
     expect(label("later").status).toBe("SKIPPED");
     expect(label("independent").status).toBe("COMPLETED");
+    // The worker counts its failed attempt as well as its completions (they travel with heartbeats).
+    const me = async () => {
+      const { items } = (await h.http("GET", "/api/v0/workers?limit=100")).body as { items: { id: string; tasks_completed: number; tasks_failed: number }[] };
+      return items.find((w) => w.id === engine.worker().id.toString())!;
+    };
+    await waitFor("the failed attempt counted", async () => (await me()).tasks_failed >= 1);
+    expect((await me()).tasks_completed).toBeGreaterThanOrEqual(3);
   });
 
   it("does not retry a NonRetryableError", async () => {

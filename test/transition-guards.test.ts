@@ -90,6 +90,24 @@ forEachBackend("guarded transitions", (backend) => {
       expect(outcomes.filter((o) => o.completed)).toHaveLength(1);
     });
 
+    it("a failure never waits on its worker's row, which a claim holds FOR SHARE", async () => {
+      // Seen under load as a task whose code succeeded ending FAILED: the failure of one branch of
+      // a diamond locked the join (skipping it), then waited on the worker's row to count itself,
+      // while the same worker's completion-and-claim of the other branch held that row FOR SHARE
+      // and waited on the join. PostgreSQL broke the deadlock by failing the completion.
+      if (backend.name === "local") return;
+      const { db } = h.service;
+      const key = await runningTask();
+      const held = db.transaction().execute(async (tx) => {
+        await tx.selectFrom("workers").select("id").where("id", "=", key.workerId).forShare().execute();
+        const failing = failAttempt(db, failure(key, false)).then((f) => f.failed);
+        const blocked = new Promise<string>((resolve) => setTimeout(() => resolve("still waiting"), 5_000));
+        return Promise.race([failing, blocked]);
+      });
+      expect(await held).toBe(true);
+      expect((await taskRow(key.taskId)).status).toBe("FAILED");
+    });
+
     it("of several workers claiming one ready task, exactly one takes it", async () => {
       const { db, ids, clock, config } = h.service;
       const job = await startRun(db, ids, clock, config, { name: "contested", entrypoint: "test/fixtures/jobs.ts:hello", kwargs: {}, runType: "MANUAL", preservationMode: "NONE", registeredName: null });

@@ -13,8 +13,9 @@ import { deleteExpiredIdempotencyKeys } from "../store/idempotency-keys.js";
 import { deleteJob, findExpiredJobs } from "../store/jobs.js";
 import { advanceSchedule, findDueSchedules } from "../store/registered-jobs.js";
 import { listTasksHeldBy } from "../store/tasks.js";
+import { retryOnConflict } from "../store/errors.js";
 import { failAttempt } from "../store/transitions.js";
-import { findSilentWorkers, markWorkerLost, recordHeartbeat } from "../store/workers.js";
+import { countFailedAttempts, findSilentWorkers, markWorkerLost, recordHeartbeat } from "../store/workers.js";
 import { decideRetry, stateAfterFailure } from "./retry.js";
 import { type FailureNotifierDeps, startFailureNotifier } from "./failure-notifier.js";
 import { endJobIfDone } from "./runner.js";
@@ -98,19 +99,24 @@ function processAlive(pid: number): boolean {
 
 /** The claimed and running tasks of a LOST worker: retried (counting an attempt) or failed. */
 async function retryTasksOf(deps: BackgroundDeps, workerId: bigint, now: number): Promise<void> {
+  let failed = 0;
   for (const task of await listTasksHeldBy(deps.db, workerId)) {
     const attempt = Number(task.attempt);
     const retry = decideRetry({ attempt, maxAttempts: Number(task.max_attempts), backoffMs: Number(task.backoff_ms), retryable: true, nowMs: now, random: Math.random() });
-    const outcome = await failAttempt(deps.db, {
-      key: { taskId: task.id, workerId, attempt },
-      error: `worker ${workerId} was lost while running attempt ${attempt}`,
-      retryAtMs: retry.retryAtMs,
-      nowMs: now,
-    });
+    const outcome = await retryOnConflict(() =>
+      failAttempt(deps.db, {
+        key: { taskId: task.id, workerId, attempt },
+        error: `worker ${workerId} was lost while running attempt ${attempt}`,
+        retryAtMs: retry.retryAtMs,
+        nowMs: now,
+      }),
+    );
     if (!outcome.failed) continue;
+    failed += 1;
     deps.changes.publish({ type: "task", id: task.id, jobId: task.job_id, ...stateAfterFailure(retry, attempt) }, true);
     if (retry.retryAtMs === null && outcome.jobId !== undefined) await endJobIfDone(deps, outcome.jobId);
   }
+  await countFailedAttempts(deps.db, workerId, failed);
 }
 
 /** With overlap "skip", whether the registration already has max_active_runs runs PENDING or RUNNING. */

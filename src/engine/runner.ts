@@ -9,6 +9,7 @@ import type { Store } from "../store/db.js";
 import type { TaskRow } from "../store/schema.js";
 import { type ClaimRequest, type ClaimResult, completeTaskAndClaim } from "../store/claims.js";
 import { MAX_PENDING_NOTICES } from "../store/failure-notifications.js";
+import { retryOnConflict } from "../store/errors.js";
 import { type AttemptKey, failAttempt, finishJobIfDone } from "../store/transitions.js";
 import type { ColumnStore } from "../data/client.js";
 import { dropFailedAttemptObjects, dropFinishedTemps, dropUnusedTemps } from "./cleanup.js";
@@ -81,7 +82,8 @@ export interface AttemptSlot {
 }
 
 export interface SlotOutcome {
-  completed: boolean;
+  /** How the attempt ended, as recorded: "none" when it was abandoned or its result came too late. */
+  ended: AttemptEnd;
   request?: ClaimRequest;
   claim?: ClaimResult;
 }
@@ -91,25 +93,26 @@ export function startAttempt(deps: EngineDeps, task: TaskRow, workerId: bigint, 
   const key: AttemptKey = { taskId: task.id, workerId, attempt: Number(task.attempt) };
   const controller = new AbortController();
   // Filled by the attempt when it asks for the slot's next claim, handed back whatever happens.
-  const handoff: Omit<SlotOutcome, "completed"> = {};
+  const handoff: Omit<SlotOutcome, "ended"> = {};
   const done = runAttempt(deps, task, key, controller, slot, handoff)
-    .catch((error: unknown) => {
+    .catch((error: unknown): AttemptEnd => {
       deps.log.error(`task ${task.id} attempt ${key.attempt} could not be recorded: ${(error as Error)?.stack ?? error}`);
-      return false;
+      return "none";
     })
-    .then((completed) => slot.settled({ completed, ...handoff }));
+    .then((ended) => slot.settled({ ended, ...handoff }));
   return { key, controller, done };
 }
 
-/** Resolves true when the attempt completed the task. */
+export type AttemptEnd = "completed" | "failed" | "none";
+
 async function runAttempt(
   deps: EngineDeps,
   task: TaskRow,
   key: AttemptKey,
   controller: AbortController,
   slot: AttemptSlot,
-  handoff: Omit<SlotOutcome, "completed">,
-): Promise<boolean> {
+  handoff: Omit<SlotOutcome, "ended">,
+): Promise<AttemptEnd> {
   const { db, clock } = deps;
   // The claim made the task RUNNING and named its log (a cancel since then is seen by the worker's
   // revocation check, and every transition below is guarded).
@@ -190,7 +193,7 @@ async function runAttempt(
     const references = [...collectReferences(JSON.parse(resultJson))].map(BigInt);
     // The slot's next task is claimed with this completion unless cleanup must run first.
     handoff.request = objectsMade.size === 0 ? slot.nextClaim() : undefined;
-    const completed = await completeTaskAndClaim(db, { key, resultJson, children, resultReferences: references, nowMs: clock.now() }, handoff.request);
+    const completed = await retryOnConflict(() => completeTaskAndClaim(db, { key, resultJson, children, resultReferences: references, nowMs: clock.now() }, handoff.request));
     handoff.claim = completed.claim;
     // Its children and dependents may be ready now.
     if (completed.completed) publishTask("COMPLETED", key.attempt, true);
@@ -200,12 +203,12 @@ async function runAttempt(
       if (completed.completed) await dropUnusedTemps(deps, task.job_id, objectsMade, resultJson + children.map((c) => c.row.kwargs).join(""));
       else await dropFailedAttemptObjects(deps, task.job_id, objectsMade);
     }
-    return completed.completed;
+    return completed.completed ? "completed" : "none";
   } catch (error) {
     if (error instanceof TaskFailure) threadReusable = true;
     if (error instanceof AttemptAbandoned) {
       log.write("WARNING", error.message);
-      return false;
+      return "none";
     }
     const message = errorMessage(error);
     log.write("ERROR", `failed: ${error instanceof TaskFailure ? error.detail : ((error as Error)?.stack ?? message)}`);
@@ -217,7 +220,7 @@ async function runAttempt(
       nowMs: clock.now(),
       random: (deps.random ?? Math.random)(),
     });
-    const outcome = await failAttempt(db, { key, error: message, retryAtMs: retry.retryAtMs, nowMs: clock.now() }, ["RUNNING"]);
+    const outcome = await retryOnConflict(() => failAttempt(db, { key, error: message, retryAtMs: retry.retryAtMs, nowMs: clock.now() }, ["RUNNING"]));
     if (outcome.failed) {
       const after = stateAfterFailure(retry, key.attempt);
       publishTask(after.status, after.attempt);
@@ -225,7 +228,7 @@ async function runAttempt(
     if (outcome.failed && retry.retryAtMs !== null) log.write("INFO", `retrying in ${retry.delayMs} ms as attempt ${key.attempt + 1}`);
     if (objectsMade.size > 0) await dropFailedAttemptObjects(deps, task.job_id, objectsMade);
     if (outcome.failed && retry.retryAtMs === null && outcome.jobId !== undefined) await finishJob(deps, outcome.jobId);
-    return false;
+    return outcome.failed ? "failed" : "none";
   } finally {
     // A thread that is still running abandoned code (timeout, cancel) or died is replaced.
     deps.threads.release(thread, threadReusable);

@@ -6,7 +6,7 @@ import type { Store } from "../store/db.js";
 import { type ClaimRequest, type ClaimResult, claimGatedTasks, claimReadyTasks } from "../store/claims.js";
 import type { TaskRow } from "../store/schema.js";
 import { findRevokedTasks } from "../store/transitions.js";
-import { insertWorker, markWorkerStopped, recordHeartbeat } from "../store/workers.js";
+import { type AttemptCounts, NO_ATTEMPTS, insertWorker, markWorkerStopped, recordHeartbeat } from "../store/workers.js";
 import { type EngineDeps, type RunningAttempt, abandonAttempt, finishJob, startAttempt } from "./runner.js";
 
 /** How long a job that may have ended waits for a claim to ask about it before it is asked alone. */
@@ -28,7 +28,7 @@ export class Worker {
   private readonly running = new Map<bigint, RunningAttempt>();
   private started = 0;
   /** Completions not yet added to the worker's row (see reportCompletions). */
-  private unreported = 0;
+  private unreported: AttemptCounts = { ...NO_ATTEMPTS };
   /** Jobs in which this worker completed a task since its last claim: has one of them ended? */
   private mayHaveEnded = new Set<bigint>();
   /** When the oldest of `mayHaveEnded` is to be asked about even if no claim comes first. */
@@ -162,12 +162,12 @@ export class Worker {
     this.started += 1;
     const attempt = startAttempt(this.deps, task, this.id, {
       nextClaim: () => this.slotClaimRequest(),
-      settled: ({ completed, request, claim }) => {
+      settled: ({ ended, request, claim }) => {
         if (request) this.reservedSlots -= 1;
-        if (completed) {
-          this.unreported += 1;
+        if (ended === "completed") {
+          this.unreported.completed += 1;
           this.noteMayHaveEnded(task.job_id);
-        }
+        } else if (ended === "failed") this.unreported.failed += 1;
         this.running.delete(task.id);
         if (claim) {
           void this.accept(claim).catch((error) => {
@@ -223,22 +223,23 @@ export class Worker {
   }
 
   private async heartbeat(): Promise<void> {
-    const completed = this.takeUnreported();
+    const counts = this.takeUnreported();
     try {
-      this.obey(await recordHeartbeat(this.db, this.id, this.deps.clock.now(), completed));
+      this.obey(await recordHeartbeat(this.db, this.id, this.deps.clock.now(), counts));
     } catch (error) {
-      this.unreported += completed;
+      this.unreported.completed += counts.completed;
+      this.unreported.failed += counts.failed;
       this.deps.log.warn(`worker ${this.id}: heartbeat failed: ${(error as Error).message}`);
     }
   }
 
   /**
-   * The worker's completed count travels with heartbeats and is brought up to date whenever the
-   * worker runs dry, not in each completion: every worker's completions would otherwise queue on
-   * its one row (and the claim's FOR SHARE on it behind them).
+   * The worker's completed and failed counts travel with heartbeats and are brought up to date
+   * whenever the worker runs dry, not in each completion: every worker's completions would
+   * otherwise queue on its one row (and the claim's FOR SHARE on it behind them). See AttemptCounts.
    */
   private async reportCompletions(): Promise<void> {
-    if (this.unreported > 0) await this.heartbeat();
+    if (this.unreported.completed + this.unreported.failed > 0) await this.heartbeat();
   }
 
   private takeCandidates(): bigint[] {
@@ -247,10 +248,10 @@ export class Worker {
     return jobs;
   }
 
-  private takeUnreported(): number {
-    const count = this.unreported;
-    this.unreported = 0;
-    return count;
+  private takeUnreported(): AttemptCounts {
+    const counts = this.unreported;
+    this.unreported = { ...NO_ATTEMPTS };
+    return counts;
   }
 
   /** Acts on the status SQL holds for this worker (set by stop_worker or the lost-worker reaper). */

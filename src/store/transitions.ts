@@ -144,7 +144,7 @@ export async function failAttempt(db: Store, f: Failure, allowed: string[] = ["C
             .executeTakeFirst();
     if (!updated) return { failed: false };
     if (f.retryAtMs === null) await skipDownstream(tx, f.key.taskId, f.nowMs);
-    await tx.updateTable("workers").set((eb) => ({ tasks_failed: eb("tasks_failed", "+", 1) })).where("id", "=", f.key.workerId).execute();
+    // The worker's failed count is not touched here (see AttemptCounts in workers.ts).
     return { failed: true, jobId: updated.job_id };
   });
 }

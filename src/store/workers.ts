@@ -55,11 +55,24 @@ export async function markWorkerStopping(db: Store, id: bigint): Promise<WorkerR
   return findWorkerById(db, id);
 }
 
-/** Guarded ACTIVE/STOPPING → STOPPED when a worker exits on its own, with its last completions. */
-export async function markWorkerStopped(db: Store, id: bigint, nowMs: number, completed = 0): Promise<boolean> {
+/**
+ * Attempts a worker ended since it last reported them. They travel with heartbeats rather than with
+ * each completion or failure: those statements then never touch the worker's row, which the claim
+ * reads FOR SHARE (a failure that locked its dependents and then waited on that row deadlocked with
+ * a completion-and-claim that held the row and waited on the same dependents).
+ */
+export interface AttemptCounts {
+  completed: number;
+  failed: number;
+}
+
+export const NO_ATTEMPTS: AttemptCounts = { completed: 0, failed: 0 };
+
+/** Guarded ACTIVE/STOPPING → STOPPED when a worker exits on its own, with its last counts. */
+export async function markWorkerStopped(db: Store, id: bigint, nowMs: number, counts: AttemptCounts = NO_ATTEMPTS): Promise<boolean> {
   const result = await db
     .updateTable("workers")
-    .set((eb) => ({ status: "STOPPED", stopped_at: nowMs, tasks_completed: eb("tasks_completed", "+", completed) }))
+    .set((eb) => ({ status: "STOPPED", stopped_at: nowMs, tasks_completed: eb("tasks_completed", "+", counts.completed), tasks_failed: eb("tasks_failed", "+", counts.failed) }))
     .where("id", "=", id)
     .where("status", "in", ["ACTIVE", "STOPPING"])
     .executeTakeFirst();
@@ -67,13 +80,13 @@ export async function markWorkerStopped(db: Store, id: bigint, nowMs: number, co
 }
 
 /**
- * Records a heartbeat and the tasks completed since the last one; returns the worker's status so a
+ * Records a heartbeat and the attempts ended since the last one; returns the worker's status so a
  * STOPPING or LOST worker learns to exit.
  */
-export async function recordHeartbeat(db: Store, id: bigint, nowMs: number, completed = 0): Promise<string | undefined> {
+export async function recordHeartbeat(db: Store, id: bigint, nowMs: number, counts: AttemptCounts = NO_ATTEMPTS): Promise<string | undefined> {
   await db
     .updateTable("workers")
-    .set((eb) => ({ last_heartbeat: nowMs, tasks_completed: eb("tasks_completed", "+", completed) }))
+    .set((eb) => ({ last_heartbeat: nowMs, tasks_completed: eb("tasks_completed", "+", counts.completed), tasks_failed: eb("tasks_failed", "+", counts.failed) }))
     .where("id", "=", id)
     .where("status", "in", ["ACTIVE", "STOPPING"])
     .execute();
@@ -101,4 +114,10 @@ export async function markWorkerLost(db: Store, id: bigint, cutoffMs: number, no
     .where("last_heartbeat", "<", BigInt(cutoffMs))
     .executeTakeFirst();
   return Number(result.numUpdatedRows) > 0;
+}
+
+/** The reaper's count of a lost worker's attempts it failed (that worker reports nothing more). */
+export async function countFailedAttempts(db: Store, id: bigint, failed: number): Promise<void> {
+  if (failed === 0) return;
+  await db.updateTable("workers").set((eb) => ({ tasks_failed: eb("tasks_failed", "+", failed) })).where("id", "=", id).execute();
 }
