@@ -1,7 +1,7 @@
 // Data object wire models (SPEC "Data models", CONTRACT §5).
 
 import { z } from "zod";
-import { Cursor, DateTimeInput, IdString, Limit, Page, Timestamp } from "./common.js";
+import { Cursor, DateTimeInput, IdString, Limit, NullableTimestamp, Page, Timestamp } from "./common.js";
 
 export const Scope = z.enum(["temp", "job", "global"]);
 export type Scope = z.infer<typeof Scope>;
@@ -42,6 +42,37 @@ export const LineageObject = z.object({
   exists: z.boolean(),
 });
 
+/** A node of an object's upstream graph: an object, existing or dropped, or a file or URL a load read. */
+export const LineageNode = z.object({
+  key: z.string().describe('"object:<id>", "file:<path>" or "url:<address>"; edges name nodes by it'),
+  kind: z.enum(["object", "file", "url"]),
+  id: IdString.nullable().describe("The object's id (null for files and URLs)"),
+  name: z.string().describe("The object's name, or the file's path or the URL"),
+  table: z.string().nullable(),
+  scope: Scope.nullable(),
+  job_id: IdString.nullable(),
+  exists: z.boolean().describe("false once the object was dropped (files and URLs: true, as recorded)"),
+  dropped_at: NullableTimestamp,
+  operation: z.string().nullable().describe("The operation that made the object"),
+  sql: z.string().nullable().describe("The statement of that operation"),
+  format: z.string().nullable().describe("Files and URLs: the format they were read as"),
+  size_bytes: z.number().int().nonnegative().nullable().describe("Files and URLs: their size when loaded"),
+  loaded_at: NullableTimestamp.describe("Files and URLs: when they were loaded"),
+});
+export type LineageNode = z.infer<typeof LineageNode>;
+
+/** Where a column's values came from: a column of a source (a file's or an existing object's). */
+export const ColumnOrigin = z.object({ key: z.string(), kind: z.enum(["object", "file", "url"]), name: z.string(), column: z.string() });
+
+export const LineageGraph = z
+  .object({
+    root: z.string().describe("The key of the object itself"),
+    nodes: z.array(LineageNode),
+    edges: z.array(z.object({ from: z.string(), to: z.string() })).describe("`from` is an input of `to`"),
+    truncated: z.boolean().describe("The walk stopped at its bounds (64 operations deep, 1,000 nodes)"),
+  })
+  .describe("The upstream walked through dropped objects to files, URLs and existing objects");
+
 export const LineageSummary = z.object({
   produced_by: z.object({ job_id: IdString.nullable(), task_id: IdString.nullable(), operation: z.string() }).nullable(),
   upstream: z.array(z.string()).describe("Objects this one was made from (direct), by name"),
@@ -63,6 +94,9 @@ export const LineageSummary = z.object({
       }),
     )
     .describe("The operation log of this object: creation, then appends"),
+  sources: z.array(LineageNode).describe("Where the data came from through dropped intermediates: files and URLs, then the nearest existing objects"),
+  column_sources: z.record(z.string(), z.array(ColumnOrigin)).describe("For each column, the source columns (of files or existing objects) it was computed from"),
+  graph: LineageGraph,
 });
 
 export const ObjectDetail = ObjectView.extend({

@@ -117,6 +117,7 @@ export async function createFromFile(ds: DataScope, source: string, options: Fil
     nowMs: ds.clock.now(),
     inputs: [],
     columns: [],
+    sources: [{ kind: path === null ? "url" : "file", location: path ?? source, format, sizeBytes: bytes ? bytes.length : statSync(path!).size }],
   });
   return record;
 }
@@ -127,7 +128,7 @@ async function createFromParquet(ds: DataScope, path: string | null, options: Fi
     throw invalid("Parquet is read by the embedded engine from a local file; convert it to CSV or JSON lines for a ClickHouse server or a URL");
   }
   const select = sql`SELECT * FROM file(${path}, ${raw("Parquet")})`;
-  return derive(ds, "load_parquet", [], { select, lineage: {} }, options);
+  return derive(ds, "load_parquet", [], { select, lineage: {} }, options, [{ kind: "file", location: path, format: "parquet", sizeBytes: statSync(path).size }]);
 }
 
 async function readHead(path: string): Promise<string> {

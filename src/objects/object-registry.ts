@@ -11,7 +11,7 @@ import { type Sql, ident, sql } from "../data/sql.js";
 import type { Store } from "../store/db.js";
 import { deleteObjectRow, findObjectByTable, findObjectForJob, insertObject } from "../store/data-objects.js";
 import { releaseName, renewName, tryTakeName } from "../store/name-locks.js";
-import { recordOperation } from "../store/object-lineage.js";
+import { type ExternalSource, recordOperation } from "../store/object-lineage.js";
 import type { DataObjectRow } from "../store/schema.js";
 
 export type Scope = "temp" | "job" | "global";
@@ -91,6 +91,8 @@ export interface Registration {
   inputs: ObjectRecord[];
   lineage: Record<string, [number, string][]>;
   sortSql: string | null;
+  /** Files and URLs the table was read from (a load). */
+  sources?: ExternalSource[];
 }
 
 /** How long a name's lease lasts without renewal, and how often a builder renews it. */
@@ -221,6 +223,7 @@ async function registerObject(ds: DataScope, r: Registration, replacing: bigint 
         attempt: ds.attempt,
         nowMs: now,
         inputs: r.inputs.map((i) => ({ id: i.id, name: i.name })),
+        sources: r.sources,
         columns: Object.entries(r.lineage).flatMap(([column, sources]) =>
           sources.map(([index, inputColumn]) => ({ column, inputId: r.inputs[index]!.id, inputName: r.inputs[index]!.name, inputColumn })),
         ),

@@ -6,7 +6,7 @@ import { invalid } from "../core/errors.js";
 import { type Derivation, checkColumnName } from "../data/derive.js";
 import { type Sql, ident, raw, sql } from "../data/sql.js";
 import { convertRows, inferType, jsonConverter, normalizeType, readConverter, toJsonValue } from "../data/types.js";
-import { recordOperation } from "../store/object-lineage.js";
+import { type ExternalSource, recordOperation } from "../store/object-lineage.js";
 import {
   type ColumnList,
   type CreateOptions,
@@ -97,10 +97,17 @@ export async function createFromRows(ds: DataScope, rows: readonly Record<string
 }
 
 /** A new object derived by one SELECT over other objects (filter, select, join, …). */
-export async function derive(ds: DataScope, operation: string, inputs: ObjectRecord[], derivation: Derivation, placement: Placement = {}): Promise<ObjectRecord> {
+export async function derive(
+  ds: DataScope,
+  operation: string,
+  inputs: ObjectRecord[],
+  derivation: Derivation,
+  placement: Placement = {},
+  sources?: ExternalSource[],
+): Promise<ObjectRecord> {
   const placed = placeObject(ds, placement);
   const create = (table: string) => sql`CREATE TABLE ${qualified(ds, table)} ENGINE = MergeTree ORDER BY tuple() AS ${derivation.select}`;
-  const registration = { placed, operation, statement: create(placed.table), inputs, lineage: derivation.lineage, sortSql: derivation.sortSql ?? null };
+  const registration = { placed, operation, statement: create(placed.table), inputs, lineage: derivation.lineage, sortSql: derivation.sortSql ?? null, sources };
   return makeObject(ds, registration, placement.replace, (table) => ds.columns.command(create(table)));
 }
 

@@ -54,10 +54,19 @@ export async function insertObject(db: Store, row: DataObjectRow): Promise<void>
   await db.insertInto("data_objects").values(row).execute();
 }
 
-/** Guarded delete: false when someone else removed the row first. */
-export async function deleteObjectRow(db: Store, id: bigint): Promise<boolean> {
-  const result = await db.deleteFrom("data_objects").where("id", "=", id).executeTakeFirst();
-  return Number(result.numDeletedRows) > 0;
+/**
+ * Guarded delete: false when someone else removed the row first. The row moves to
+ * dropped_objects in the same transaction, so lineage through the object still names its table.
+ */
+export async function deleteObjectRow(db: Store, id: bigint, nowMs = Date.now()): Promise<boolean> {
+  const move = async (tx: Store) => {
+    const row = await tx.deleteFrom("data_objects").where("id", "=", id).returningAll().executeTakeFirst();
+    if (!row) return false;
+    const { id: _, name, table_name, scope, job_id, created_at } = row;
+    await tx.insertInto("dropped_objects").values({ id, name, table_name, scope, job_id, created_at, dropped_at: nowMs }).onConflict((oc) => oc.column("id").doNothing()).execute();
+    return true;
+  };
+  return db.isTransaction ? move(db) : db.transaction().execute(move);
 }
 
 export async function findObjectByTable(db: Store, table: string): Promise<DataObjectRow | undefined> {

@@ -12,6 +12,7 @@ import * as runIdempotencyKeys from "./migrations/007-run-idempotency-keys.js";
 import * as failureNotifications from "./migrations/008-failure-notifications.js";
 import * as reruns from "./migrations/009-reruns.js";
 import * as runLimits from "./migrations/010-run-limits.js";
+import * as lineageSources from "./migrations/011-lineage-sources.js";
 
 const MIGRATIONS: Record<string, Migration> = {
   "001-initial": initial,
@@ -24,6 +25,7 @@ const MIGRATIONS: Record<string, Migration> = {
   "008-failure-notifications": failureNotifications,
   "009-reruns": reruns,
   "010-run-limits": runLimits,
+  "011-lineage-sources": lineageSources,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => MIGRATIONS };

@@ -15,6 +15,16 @@ export interface OperationRecord {
   nowMs: number;
   inputs: { id: bigint; name: string }[];
   columns: { column: string; inputId: bigint; inputName: string; inputColumn: string }[];
+  /** External inputs of a load (files and URLs): their columns are the object's own. */
+  sources?: ExternalSource[];
+}
+
+export interface ExternalSource {
+  kind: "file" | "url";
+  /** An absolute path or the URL as given. */
+  location: string;
+  format: string;
+  sizeBytes: number | null;
 }
 
 export async function recordOperation(db: Store, op: OperationRecord): Promise<void> {
@@ -36,6 +46,22 @@ export async function recordOperation(db: Store, op: OperationRecord): Promise<v
     await db
       .insertInto("object_inputs")
       .values(op.inputs.map((input) => ({ op_id: op.id, object_id: op.objectId, object_name: op.objectName, input_id: input.id, input_name: input.name })))
+      .execute();
+  }
+  if (op.sources && op.sources.length > 0) {
+    await db
+      .insertInto("object_sources")
+      .values(
+        op.sources.map((source) => ({
+          op_id: op.id,
+          object_id: op.objectId,
+          kind: source.kind,
+          location: source.location,
+          format: source.format,
+          size_bytes: source.sizeBytes,
+          loaded_at: op.nowMs,
+        })),
+      )
       .execute();
   }
   if (op.columns.length > 0) {

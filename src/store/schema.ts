@@ -178,6 +178,28 @@ export interface DataObjectsTable {
   sort_sql: string | null;
 }
 
+/** The registry row of an object after it was dropped (migrations/011): the lineage keeps its node. */
+export interface DroppedObjectsTable {
+  id: Big;
+  name: string;
+  table_name: string;
+  scope: string;
+  job_id: NullableBig;
+  created_at: Big;
+  dropped_at: Big;
+}
+
+/** An external input of a load: a file path or a URL (migrations/011). */
+export interface ObjectSourcesTable {
+  op_id: Big;
+  object_id: Big;
+  kind: string;
+  location: string;
+  format: string;
+  size_bytes: NullableBig;
+  loaded_at: Big;
+}
+
 export interface ObjectOpsTable {
   id: Big;
   object_id: Big;
@@ -224,6 +246,8 @@ export interface Database {
   object_ops: ObjectOpsTable;
   object_inputs: ObjectInputsTable;
   column_lineage: ColumnLineageTable;
+  dropped_objects: DroppedObjectsTable;
+  object_sources: ObjectSourcesTable;
 }
 
 export type JobRow = Selectable<JobsTable>;

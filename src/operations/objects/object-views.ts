@@ -3,7 +3,8 @@
 import { toIso } from "../../core/clock.js";
 import { readTableStats, readTableSchema } from "../../data/catalog.js";
 import type { ColumnStore } from "../../data/client.js";
-import type { ObjectDetail, ObjectView } from "../../models/objects.js";
+import type { LineageNode, ObjectDetail, ObjectView } from "../../models/objects.js";
+import { type LineageNode as WalkedNode, walkUpstream } from "../../store/lineage-walk.js";
 import type { Store } from "../../store/db.js";
 import { type LineageNeighbour, readLineage } from "../../store/object-lineage.js";
 import type { DataObjectRow } from "../../store/schema.js";
@@ -28,6 +29,7 @@ export async function toObjectViews(columns: ColumnStore, rows: DataObjectRow[])
 export async function toObjectDetail(db: Store, columns: ColumnStore, row: DataObjectRow): Promise<ObjectDetail> {
   const [view] = await toObjectViews(columns, [row]);
   const [schema, lineage] = await Promise.all([readTableSchema(columns, row.table_name), readLineage(db, row.id)]);
+  const walk = await walkUpstream(db, row.id, (schema?.columns ?? []).map((c) => c.name));
   return {
     ...view!,
     table_schema: {
@@ -60,7 +62,29 @@ export async function toObjectDetail(db: Store, columns: ColumnStore, row: DataO
         attempt: o.attempt,
         at: toIso(o.atMs)!,
       })),
+      sources: walk.sources.map(toLineageNode),
+      column_sources: walk.columnOrigins,
+      graph: { root: walk.root, nodes: walk.nodes.map(toLineageNode), edges: walk.edges, truncated: walk.truncated },
     },
+  };
+}
+
+function toLineageNode(n: WalkedNode): LineageNode {
+  return {
+    key: n.key,
+    kind: n.kind,
+    id: n.id?.toString() ?? null,
+    name: n.name,
+    table: n.table,
+    scope: n.scope as LineageNode["scope"],
+    job_id: n.jobId?.toString() ?? null,
+    exists: n.exists,
+    dropped_at: toIso(n.droppedAtMs),
+    operation: n.operation,
+    sql: n.sql,
+    format: n.format,
+    size_bytes: n.sizeBytes,
+    loaded_at: toIso(n.loadedAtMs),
   };
 }
 

@@ -7,7 +7,9 @@ import { EXIT_CODES } from "../../core/errors.js";
 import type { AnyOperation } from "../../operations/index.js";
 import { coerceTextInput, inputSchemaOf } from "../../operations/schemas.js";
 import { type WatchEvents, followJob, followTaskLog, resolveJobResult } from "./follow.js";
+import { renderObjectWithLineage } from "./lineage-tree.js";
 import { renderHuman } from "./render.js";
+import type { ObjectDetail } from "../../models/objects.js";
 
 /** `--output`: the human table, with every column, the REST body, or the same as YAML. */
 const OUTPUT_FORMATS = ["table", "wide", "json", "yaml"];
@@ -115,7 +117,9 @@ export function addOperationCommands(program: Command, operations: readonly AnyO
       if (op.cli!.follow && options.wait) return waitAndReport((output as { id: string }).id, format === "json");
       if (format === "json") return io.out(JSON.stringify(output ?? null, null, 2));
       if (format === "yaml") return io.out(stringifyYaml(output ?? null).trimEnd());
-      io.out(renderHuman(output, op.cli!, { absolute: Boolean(options.absolute), headers: options.headers !== false, wide: format === "wide", color: io.color }));
+      const renderOptions = { absolute: Boolean(options.absolute), headers: options.headers !== false, wide: format === "wide", color: io.color };
+      if (op.cli!.view === "lineage") return io.out(renderObjectWithLineage(output as ObjectDetail, renderOptions));
+      io.out(renderHuman(output, op.cli!, renderOptions));
     });
   }
 

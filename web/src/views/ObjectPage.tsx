@@ -10,8 +10,7 @@ import { Time } from "../components/Time.js";
 import { formatBytes, formatCount } from "../lib/format.js";
 import { hrefFor } from "../lib/route.js";
 
-type Lineage = ObjectDetail["lineage_summary"];
-type Neighbour = Lineage["upstream_objects"][number];
+type LineageNode = ObjectDetail["lineage_summary"]["graph"]["nodes"][number];
 
 export function ObjectPage({ name }: { name: string | null }) {
   const object = useApiQuery<ObjectDetail>(name ? `/objects/${encodeURIComponent(name)}` : null);
@@ -98,17 +97,30 @@ export function ObjectPage({ name }: { name: string | null }) {
                   <code>{"Array(".repeat(c.array_depth) + (c.low_cardinality ? `LowCardinality(${c.type})` : c.type) + ")".repeat(c.array_depth)}</code>
                 </td>
                 <td>{c.nullable ? "yes" : "no"}</td>
-                <td>{(lineage.columns[c.name] ?? []).map((src) => `${src.object}.${src.column}`).join(", ") || <span className="muted">—</span>}</td>
+                <td>{(lineage.column_sources[c.name] ?? []).map((src) => `${src.name.split("/").pop()}.${src.column}`).join(", ") || <span className="muted">—</span>}</td>
               </tr>
             ))}
           </tbody>
         </table>
       </div>
+      <h2>Sources</h2>
+      {lineage.sources.length === 0 ? (
+        <p className="muted">No file, URL or other object is recorded as this object's source.</p>
+      ) : (
+        <ul className="sources" aria-label="Sources">
+          {lineage.sources.map((source) => (
+            <SourceItem key={source.key} source={source} />
+          ))}
+        </ul>
+      )}
       <h2>Lineage</h2>
-      {lineage.upstream_objects.length === 0 && lineage.downstream_objects.length === 0 ? (
+      {lineage.graph.nodes.length <= 1 && lineage.downstream_objects.length === 0 ? (
         <p className="muted">Nothing upstream or downstream is recorded for this object.</p>
       ) : (
-        <GraphView label={`Lineage of ${o.name}`} direction="LR" {...lineageGraph(o)} />
+        <>
+          <GraphView label={`Lineage of ${o.name}`} direction="LR" {...lineageGraph(o)} />
+          {lineage.graph.truncated ? <p className="muted">The upstream walk stopped at its bounds (64 operations deep, 1,000 nodes).</p> : null}
+        </>
       )}
       <h2>Operations</h2>
       {lineage.operations.length === 0 ? (
@@ -139,22 +151,51 @@ export function ObjectPage({ name }: { name: string | null }) {
   );
 }
 
-/** The object in the middle, what it came from on the left, what was made from it on the right. */
+/**
+ * What the object came from on the left, walked through dropped intermediates (marked "dropped")
+ * to files, URLs and existing objects; what was made from it on the right. The same graph as
+ * `data get` draws: the REST model's lineage_summary.graph.
+ */
 function lineageGraph(o: ObjectDetail): { nodes: GraphNode[]; edges: { source: string; target: string }[] } {
-  const self = `self:${o.table}`;
-  const node = (n: Neighbour): GraphNode => ({
-    id: `obj:${n.id}`,
-    label: n.name,
-    detail: n.exists ? (n.scope ?? "") : "dropped",
-    ...(n.exists ? { href: hrefFor("object", { name: n.id }) } : {}),
-  });
-  const upstream = o.lineage_summary.upstream_objects.map(node);
-  const downstream = o.lineage_summary.downstream_objects.map(node);
-  // An object both upstream and downstream (a table rebuilt from itself) is drawn once.
-  const nodes = new Map<string, GraphNode>([[self, { id: self, label: o.name, detail: o.scope, emphasis: true }]]);
-  for (const n of [...upstream, ...downstream]) if (!nodes.has(n.id)) nodes.set(n.id, n);
-  return {
-    nodes: [...nodes.values()],
-    edges: [...upstream.map((n) => ({ source: n.id, target: self })), ...downstream.map((n) => ({ source: self, target: n.id }))],
+  const { graph, downstream_objects: downstream } = o.lineage_summary;
+  const node = (n: LineageNode): GraphNode => {
+    if (n.key === graph.root) return { id: n.key, label: o.name, detail: o.scope, emphasis: true };
+    if (n.kind !== "object") return { id: n.key, label: n.name.split("/").pop() || n.name, detail: [n.kind, n.format, n.size_bytes === null ? null : formatBytes(n.size_bytes)].filter(Boolean).join(" · ") };
+    const detail = [n.scope, n.operation, n.exists ? null : "dropped"].filter(Boolean).join(" · ");
+    return { id: n.key, label: n.name, detail, ...(n.exists && n.id ? { href: hrefFor("object", { name: n.id }) } : {}) };
   };
+  const nodes = new Map<string, GraphNode>(graph.nodes.map((n) => [n.key, node(n)]));
+  const edges = graph.edges.map((e) => ({ source: e.from, target: e.to }));
+  // An object both upstream and downstream (a table rebuilt from itself) is drawn once.
+  for (const d of downstream) {
+    const key = `object:${d.id}`;
+    if (!nodes.has(key)) nodes.set(key, { id: key, label: d.name, detail: d.exists ? (d.scope ?? "") : "dropped", ...(d.exists ? { href: hrefFor("object", { name: d.id }) } : {}) });
+    edges.push({ source: graph.root, target: key });
+  }
+  return { nodes: [...nodes.values()], edges };
+}
+
+/** A source in words: a file's path, a URL, or an existing object (a link). */
+function SourceItem({ source }: { source: LineageNode }) {
+  if (source.kind === "object") {
+    return (
+      <li>
+        object <Link href={hrefFor("object", { name: source.id ?? source.name })}>{source.name}</Link> <span className="muted">({source.scope})</span>
+      </li>
+    );
+  }
+  return (
+    <li>
+      {source.kind} <code>{source.name}</code>{" "}
+      <span className="muted">
+        ({[source.format, source.size_bytes === null ? null : formatBytes(source.size_bytes)].filter(Boolean).join(", ")}
+        {source.loaded_at ? (
+          <>
+            , loaded <Time iso={source.loaded_at} />
+          </>
+        ) : null}
+        )
+      </span>
+    </li>
+  );
 }
