@@ -1,7 +1,12 @@
 // An attempt that schedules a very wide fan-out with a fan-in over all of it: every row and every
-// dependency edge is stored, however many variables one statement could bind (SQLite: 32,766).
+// dependency edge is stored, however many variables one statement could bind (SQLite: 32,766);
+// the job reads a page of tasks at a time with counts over all of them; retention deletes it in
+// batches.
 
 import { afterAll, beforeAll, expect, it } from "vitest";
+import { silentLogger } from "../src/core/log.js";
+import { applyRetention } from "../src/engine/background.js";
+import type { JobDetail, JobStatsView } from "../src/models/jobs.js";
 import { startRun } from "../src/engine/start-run.js";
 import { claimReadyTasks } from "../src/store/claims.js";
 import type { NewTaskRow } from "../src/store/schema.js";
@@ -78,5 +83,44 @@ forEachBackend("a fan-out of 100,000 tasks with a fan-in", (backend) => {
     expect(sum.ready_at).toBeNull();
     const ready = await db.selectFrom("tasks").select((e) => e.fn.countAll().as("n")).where("job_id", "=", job.id).where("ready_at", "is not", null).where("status", "=", "PENDING").executeTakeFirstOrThrow();
     expect(Number(ready.n)).toBe(WIDTH);
+  });
+
+  it("reads the job a page of tasks at a time, with counts over all of them", async () => {
+    const job = (await h.call("list_jobs", { name: "wide" })) as { items: { id: string }[] };
+    const id = job.items[0]!.id;
+    const first = (await h.http("GET", `/api/v0/jobs/${id}`)).body as JobDetail;
+    expect(first.total_tasks).toBe(WIDTH + 2);
+    expect(first.completed_tasks).toBe(1);
+    expect(first.tasks).toHaveLength(1_000);
+    expect(first.tasks_next_cursor).not.toBeNull();
+    const next = (await h.http("GET", `/api/v0/jobs/${id}?tasks_limit=10000&tasks_cursor=${first.tasks_next_cursor}`)).body as JobDetail;
+    expect(next.tasks).toHaveLength(10_000);
+    expect(BigInt(next.tasks[0]!.id)).toBeGreaterThan(BigInt(first.tasks.at(-1)!.id));
+    // The last page holds the fan-in, which waits for every child.
+    let page = next;
+    while (page.tasks_next_cursor) page = (await h.http("GET", `/api/v0/jobs/${id}?tasks_limit=10000&tasks_cursor=${page.tasks_next_cursor}`)).body as JobDetail;
+    expect(page.tasks.at(-1)).toMatchObject({ name: "sum" });
+    expect(page.tasks.at(-1)!.depends_on).toHaveLength(WIDTH);
+    const stats = (await h.http("GET", `/api/v0/jobs/${id}/stats?tasks_limit=5`)).body as JobStatsView;
+    expect(stats.status_counts).toMatchObject({ PENDING: WIDTH + 1, COMPLETED: 1 });
+    expect(stats.tasks).toHaveLength(5);
+    expect(stats.tasks_next_cursor).not.toBeNull();
+    expect((await h.http("GET", `/api/v0/jobs/${id}?tasks_limit=0`)).status).toBe(422);
+    expect((await h.http("GET", `/api/v0/jobs/${id}?tasks_cursor=***`)).status).toBe(422);
+  });
+
+  it("retention deletes the job in batches of tasks", async () => {
+    const { db, clock, config } = h.service;
+    const job = (await h.call("list_jobs", { name: "wide" })) as { items: { id: string }[] };
+    const id = BigInt(job.items[0]!.id);
+    expect(((await h.call("cancel_job", { ref: String(id) })) as { status: string }).status).toBe("CANCELLED");
+    const later = { now: () => clock.now() + (config.jobTtlDays + 1) * 86_400_000 };
+    const deps = { db, ids: h.service.ids, clock: later, config, log: silentLogger, jobs: h.service.jobs, changes: h.service.changes };
+    expect(await applyRetention(deps)).toBeGreaterThanOrEqual(1);
+    const left = await db.selectFrom("tasks").select((e) => e.fn.countAll().as("n")).where("job_id", "=", id).executeTakeFirstOrThrow();
+    expect(Number(left.n)).toBe(0);
+    const edges = await db.selectFrom("task_deps").select((e) => e.fn.countAll().as("n")).executeTakeFirstOrThrow();
+    expect(Number(edges.n)).toBe(0);
+    expect((await h.http("GET", `/api/v0/jobs/${id}`)).status).toBe(404);
   });
 });

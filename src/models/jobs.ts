@@ -31,7 +31,8 @@ export const JobDetail = JobView.extend({
   entrypoint: z.string(),
   kwargs: JsonObject,
   result_ref: z.unknown().describe("The entry task's result_ref once the job completed, else null"),
-  tasks: z.array(JobTaskView),
+  tasks: z.array(JobTaskView).describe("A page of the job's tasks in creation order (tasks_limit, default 1,000); total_tasks counts them all"),
+  tasks_next_cursor: z.string().nullable().describe("Pass as tasks_cursor for the next page of tasks; null on the last"),
   duration_ms: z.number().int().nullable().describe("completed_at (or now) minus started_at; null before start"),
   code_version: z.string().nullable().describe("Hash of the job's module and the local files it imports when the run started; null for a package"),
   rerun_of: IdString.nullable().describe("The job this run re-runs (run_job rerun_of); null for a first run"),
@@ -53,8 +54,15 @@ export const JobStatsView = z.object({
   status: JobStatus,
   status_counts: z.record(z.string(), z.number().int()),
   wall_time_ms: z.number().int().nullable(),
-  exec_time_ms: z.number().int(),
-  tasks: z.array(TaskStats),
+  exec_time_ms: z.number().int().describe("Summed over every task of the job, not only this page"),
+  tasks: z.array(TaskStats).describe("A page of per-task timings in creation order (tasks_limit, default 1,000)"),
+  tasks_next_cursor: z.string().nullable().describe("Pass as tasks_cursor for the next page of tasks; null on the last"),
+});
+
+/** get_job and job_stats: a job by ref, and which page of its tasks. */
+export const JobTasksPage = z.object({
+  tasks_limit: z.number().int().min(1).max(10_000).default(1_000).meta({ description: "Tasks per page (1 to 10,000)", examples: [1000] }),
+  tasks_cursor: Cursor.optional().meta({ description: "The tasks_next_cursor of the previous page", examples: ["OTEyMzcwODgxOTk1OTExMTY4"] }),
 });
 export type JobStatsView = z.infer<typeof JobStatsView>;
 

@@ -13,6 +13,7 @@ import * as failureNotifications from "./migrations/008-failure-notifications.js
 import * as reruns from "./migrations/009-reruns.js";
 import * as runLimits from "./migrations/010-run-limits.js";
 import * as lineageSources from "./migrations/011-lineage-sources.js";
+import * as scaleIndexes from "./migrations/012-scale-indexes.js";
 
 const MIGRATIONS: Record<string, Migration> = {
   "001-initial": initial,
@@ -26,6 +27,7 @@ const MIGRATIONS: Record<string, Migration> = {
   "009-reruns": reruns,
   "010-run-limits": runLimits,
   "011-lineage-sources": lineageSources,
+  "012-scale-indexes": scaleIndexes,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => MIGRATIONS };

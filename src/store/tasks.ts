@@ -1,8 +1,9 @@
 // The tasks and task_deps tables: inserts, lookups and bulk guarded status changes.
 
+import { sql } from "kysely";
+import { chunksOf } from "./chunks.js";
 import type { NewTaskRow, TaskRow } from "./schema.js";
 import type { Store } from "./db.js";
-
 
 /** A task with no dependencies (a job's entry task); tasks with some go through dependencies.ts. */
 export async function insertTask(db: Store, row: NewTaskRow): Promise<void> {
@@ -15,6 +16,42 @@ export async function findTaskById(db: Store, id: bigint): Promise<TaskRow | und
 
 export async function listTasksOfJob(db: Store, jobId: bigint): Promise<TaskRow[]> {
   return db.selectFrom("tasks").selectAll().where("job_id", "=", jobId).orderBy("id", "asc").execute();
+}
+
+/**
+ * A page of a job's tasks in id order, after `afterId`: `limit + 1` rows, the extra one telling
+ * that another page follows (a job of 100,000 tasks is read a page at a time).
+ */
+export async function pageTasksOfJob(db: Store, jobId: bigint, limit: number, afterId?: bigint): Promise<TaskRow[]> {
+  let query = db.selectFrom("tasks").selectAll().where("job_id", "=", jobId).orderBy("id", "asc").limit(limit + 1);
+  if (afterId !== undefined) query = query.where("id", ">", afterId);
+  return query.execute();
+}
+
+/** The dependency edges of the given tasks, as (task, the task it waits for) pairs. */
+export async function listDependenciesOfTasks(db: Store, taskIds: bigint[]): Promise<{ task_id: bigint; depends_on_id: bigint }[]> {
+  const edges: { task_id: bigint; depends_on_id: bigint }[] = [];
+  for (const chunk of chunksOf(taskIds)) edges.push(...(await db.selectFrom("task_deps").select(["task_id", "depends_on_id"]).where("task_id", "in", chunk).execute()));
+  return edges;
+}
+
+/**
+ * A job's task counts by status and its summed execution time (started to completed, or to now
+ * while running), computed in SQL over every task: no row reaches the process.
+ */
+export async function taskTotalsOfJob(db: Store, jobId: bigint, nowMs: number): Promise<{ byStatus: Map<string, number>; execMs: number }> {
+  const end = sql<bigint>`COALESCE(completed_at, ${nowMs})`;
+  const rows = await db
+    .selectFrom("tasks")
+    .select((e) => [
+      "status",
+      e.fn.countAll().as("n"),
+      sql<string | number | bigint | null>`SUM(CASE WHEN started_at IS NOT NULL AND ${end} > started_at THEN ${end} - started_at ELSE 0 END)`.as("exec_ms"),
+    ])
+    .where("job_id", "=", jobId)
+    .groupBy("status")
+    .execute();
+  return { byStatus: new Map(rows.map((r) => [r.status, Number(r.n)])), execMs: rows.reduce((sum, r) => sum + Number(r.exec_ms ?? 0), 0) };
 }
 
 export async function listDependencies(db: Store, taskId: bigint): Promise<bigint[]> {

@@ -1,9 +1,11 @@
-// get_job: one job with its tasks (and the edges between them) and derived duration.
+// get_job: one job with a page of its tasks (and their dependency edges) and derived duration.
 
 import { z } from "zod";
 import { RefId } from "../../models/common.js";
-import { JobDetail } from "../../models/jobs.js";
-import { listDependenciesOfJob, listTasksOfJob } from "../../store/tasks.js";
+import { JobDetail, JobTasksPage } from "../../models/jobs.js";
+import { countTasksOfJob } from "../../store/jobs.js";
+import { decodeIdCursor, pageOf } from "../../store/paging.js";
+import { listDependenciesOfTasks, pageTasksOfJob } from "../../store/tasks.js";
 import { defineOperation } from "../define.js";
 import { requireJob } from "../lookups.js";
 import { parseJson, toJobView, toTaskView } from "../views.js";
@@ -14,27 +16,29 @@ export const getJob = defineOperation({
   mutates: false,
   access: "viewer",
   mcp: true,
-  input: z.object({ ref: RefId }),
+  input: z.object({ ref: RefId }).extend(JobTasksPage.shape),
   output: JobDetail,
   http: { method: "GET", path: "/jobs/:ref" },
   cli: { command: "job get <ref>", examples: ["jobhouse job get sales", "jobhouse job get 912370881991716864 --wide"], detailColumns: { tasks: ["id", "name", "status", "attempt", "started_at", "completed_at", "error"] } },
-  async handler({ ref }, { db, clock }) {
+  async handler({ ref, tasks_limit: limit, tasks_cursor: cursor }, { db, clock }) {
     const job = await requireJob(db, ref);
-    const [tasks, edges] = await Promise.all([listTasksOfJob(db, job.id), listDependenciesOfJob(db, job.id)]);
+    const [page, counts] = await Promise.all([pageTasksOfJob(db, job.id, limit, cursor === undefined ? undefined : decodeIdCursor(cursor)), countTasksOfJob(db, job.id)]);
+    const { rows: tasks, nextCursor } = pageOf(page, limit, (t) => String(t.id));
+    const edges = await listDependenciesOfTasks(db, tasks.map((t) => t.id));
     const dependsOn = new Map<bigint, string[]>();
     for (const edge of edges) {
       const list = dependsOn.get(edge.task_id);
       if (list) list.push(String(edge.depends_on_id));
       else dependsOn.set(edge.task_id, [String(edge.depends_on_id)]);
     }
-    const completed = tasks.filter((t) => t.status === "COMPLETED").length;
     const end = job.completed_at === null ? clock.now() : Number(job.completed_at);
     return {
-      ...toJobView(job, { total: tasks.length, completed }),
+      ...toJobView(job, counts),
       entrypoint: job.entrypoint,
       kwargs: parseJson(job.kwargs, {}),
       result_ref: parseJson(job.result_ref, null),
       tasks: tasks.map((task) => ({ ...toTaskView(task), depends_on: dependsOn.get(task.id) ?? [] })),
+      tasks_next_cursor: nextCursor,
       duration_ms: job.started_at === null ? null : Math.max(0, end - Number(job.started_at)),
       code_version: job.code_version ?? null,
       rerun_of: job.rerun_of === null ? null : job.rerun_of.toString(),

@@ -2,10 +2,11 @@
 
 import { z } from "zod";
 import { RefId } from "../../models/common.js";
-import { JobStatsView } from "../../models/jobs.js";
+import { JobStatsView, JobTasksPage } from "../../models/jobs.js";
 import { TaskStatus } from "../../models/tasks.js";
 import type { TaskRow } from "../../store/schema.js";
-import { listTasksOfJob } from "../../store/tasks.js";
+import { decodeIdCursor, pageOf } from "../../store/paging.js";
+import { pageTasksOfJob, taskTotalsOfJob } from "../../store/tasks.js";
 import { defineOperation } from "../define.js";
 import { requireJob } from "../lookups.js";
 
@@ -27,22 +28,18 @@ export const jobStats = defineOperation({
   mutates: false,
   access: "viewer",
   mcp: true,
-  input: z.object({ ref: RefId }),
+  input: z.object({ ref: RefId }).extend(JobTasksPage.shape),
   output: JobStatsView,
   http: { method: "GET", path: "/jobs/:ref/stats" },
   cli: { command: "job stats <ref>", examples: ["jobhouse job stats sales"] },
-  async handler({ ref }, { db, clock }) {
+  async handler({ ref, tasks_limit: limit, tasks_cursor: cursor }, { db, clock }) {
     const job = await requireJob(db, ref);
-    const tasks = await listTasksOfJob(db, job.id);
     const now = clock.now();
-    const statusCounts = Object.fromEntries(TaskStatus.options.map((s) => [s, 0])) as Record<string, number>;
-    let execTime = 0;
-    const perTask = tasks.map((task) => {
-      statusCounts[task.status] = (statusCounts[task.status] ?? 0) + 1;
-      const times = taskTimes(task, now);
-      execTime += times.exec_ms ?? 0;
-      return { task_id: task.id.toString(), name: task.name, status: task.status, attempt: Number(task.attempt), ...times };
-    });
+    // Counts and execution time over every task, in SQL; per-task timings a page at a time.
+    const [page, totals] = await Promise.all([pageTasksOfJob(db, job.id, limit, cursor === undefined ? undefined : decodeIdCursor(cursor)), taskTotalsOfJob(db, job.id, now)]);
+    const { rows: tasks, nextCursor } = pageOf(page, limit, (t) => String(t.id));
+    const statusCounts = Object.fromEntries(TaskStatus.options.map((s) => [s, totals.byStatus.get(s) ?? 0])) as Record<string, number>;
+    const perTask = tasks.map((task) => ({ task_id: task.id.toString(), name: task.name, status: task.status, attempt: Number(task.attempt), ...taskTimes(task, now) }));
     const started = ms(job.started_at);
     return {
       job_id: job.id.toString(),
@@ -50,8 +47,9 @@ export const jobStats = defineOperation({
       status: job.status as JobStatsView["status"],
       status_counts: statusCounts,
       wall_time_ms: started === null ? null : Math.max(0, (ms(job.completed_at) ?? now) - started),
-      exec_time_ms: execTime,
+      exec_time_ms: totals.execMs,
       tasks: perTask,
+      tasks_next_cursor: nextCursor,
     };
   },
 });
