@@ -9,6 +9,7 @@ import { createIdGenerator } from "../core/ids.js";
 import { type ChangeFeed, createLocalChangeFeed, createSharedChangeFeed } from "../engine/changes.js";
 import { createEventHub } from "../engine/event-hub.js";
 import { createJobInspector } from "../engine/job-inspector.js";
+import { type OpenLineageEmitter, startOpenLineage } from "../engine/openlineage/index.js";
 import type { ThreadOptions } from "../engine/thread-pool.js";
 import { createLogger, type Logger } from "../core/log.js";
 import { type ColumnStore, openColumnStore } from "../data/client.js";
@@ -23,6 +24,8 @@ import { PACKAGE_ROOT, VERSION } from "./version.js";
 export interface OpenedService extends ServiceContext {
   /** What task threads of this process start with (its id state, the job roots, the heap limit). */
   threadOptions: ThreadOptions;
+  /** OpenLineage RunEvents of the transitions this process publishes; null when none is configured. */
+  openLineage: OpenLineageEmitter | null;
   /** Releases the node lease, closes the column store and the SQL pool. */
   close(): Promise<void>;
 }
@@ -57,7 +60,11 @@ export async function openService(config: Config, options: OpenServiceOptions = 
     memoryMb: config.taskMemoryMb,
   };
   const jobs = createJobInspector(threadOptions, config.moduleLoadTimeoutS * 1000);
-  const changes = await openChangeFeed(config, db, log, options.longRunning ?? false);
+  const feed = await openChangeFeed(config, db, log, options.longRunning ?? false);
+  const openLineage = config.openLineage
+    ? startOpenLineage(config.openLineage, { db, columns, columnTarget: config.ch, clock, log, producer: `https://www.npmjs.com/package/jobhouse/v/${VERSION}` })
+    : null;
+  const changes = openLineage ? observePublishes(feed, openLineage) : feed;
 
   return {
     config,
@@ -72,13 +79,18 @@ export async function openService(config: Config, options: OpenServiceOptions = 
     spawnWorker: detachedWorkerSpawner(config),
     results: new ResultCache(),
     changes,
-    events: createEventHub(changes, db, {
+    openLineage,
+    // The raw feed: the changes it polls from other SQLite writers (foreign-changes.ts) are theirs
+    // to report, not this process's.
+    events: createEventHub(feed, db, {
       logDir: config.logDir,
       pollForeignChanges: config.sql.dialect !== "postgres",
       onError: (error) => log.warn(`event stream: ${(error as Error)?.message ?? error}`),
     }),
     async close() {
       if (renewal) clearInterval(renewal);
+      // Before the stores close: the last events are built from them (bounded: emitter.ts FLUSH_MS).
+      await openLineage?.close();
       await changes.close();
       await jobs.close();
       await releaseNode(db, node, holder).catch(() => undefined);
@@ -97,6 +109,20 @@ async function openChangeFeed(config: Config, db: Store, log: Logger, listen: bo
   const onError = (error: unknown) => log.warn(`change feed: ${(error as Error)?.message ?? error}`);
   if (config.sql.dialect !== "postgres") return createLocalChangeFeed((error) => log.error(`a change listener failed: ${(error as Error)?.stack ?? error}`));
   return createSharedChangeFeed(openNotifyChannel(db, config.sql.location, onError), { listen, onError });
+}
+
+/**
+ * The feed with every publish also shown to the emitter. Only publishes: on PostgreSQL the feed
+ * also delivers other processes' changes to subscribers, and those are their publishers' to report.
+ */
+function observePublishes(feed: ChangeFeed, emitter: OpenLineageEmitter): ChangeFeed {
+  return {
+    ...feed,
+    publish(change, ready) {
+      feed.publish(change, ready);
+      emitter.observe(change);
+    },
+  };
 }
 
 /** On a store that was never set up the lease table is missing: migrate once, then lease. */

@@ -1,9 +1,11 @@
 // Prometheus metrics for GET /metrics (prom-client): what the stores hold (jobs and tasks by
 // status, the ready queue and how long its oldest task has waited), what this process heard on the
-// change feed (transitions, task durations), its HTTP requests, and the process itself.
+// change feed (transitions, task durations), its HTTP requests, its OpenLineage deliveries, and the
+// process itself.
 
 import { sql } from "kysely";
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
+import type { OpenLineageEmitter } from "../engine/openlineage/index.js";
 import type { ServiceContext } from "../operations/index.js";
 import type { MetricsEndpoint } from "../surfaces/rest/app.js";
 
@@ -11,8 +13,8 @@ const TERMINAL = new Set(["COMPLETED", "FAILED", "CANCELLED", "SKIPPED"]);
 /** Task starts remembered for durations; beyond this the oldest are forgotten (a task that never ends). */
 const STARTS_KEPT = 100_000;
 
-export function createMetrics(service: Pick<ServiceContext, "db" | "changes" | "clock">): MetricsEndpoint {
-  const { db, changes, clock } = service;
+export function createMetrics(service: Pick<ServiceContext, "db" | "changes" | "clock"> & { openLineage?: OpenLineageEmitter | null }): MetricsEndpoint {
+  const { db, changes, clock, openLineage } = service;
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
 
@@ -96,6 +98,20 @@ export function createMetrics(service: Pick<ServiceContext, "db" | "changes" | "
     buckets: [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5],
     registers: [registry],
   });
+
+  // Only with an emitter configured (docs/OPENLINEAGE.md): counted once per sink.
+  if (openLineage) {
+    new Counter({
+      name: "jobhouse_openlineage_events_total",
+      help: "OpenLineage RunEvents of this process: sent (accepted by a sink), dropped (a full queue, shutdown) or failed (given up after retries)",
+      labelNames: ["result"],
+      registers: [registry],
+      collect() {
+        this.reset();
+        for (const [result, n] of Object.entries(openLineage.counts())) this.inc({ result }, n);
+      },
+    });
+  }
 
   const started = new Map<bigint, number>();
   const unsubscribe = changes.subscribe(({ change }) => {

@@ -20,6 +20,18 @@ export interface ColumnTarget {
   database: string;
 }
 
+/** Where OpenLineage RunEvents go (docs/OPENLINEAGE.md): a URL, a file of JSON lines, or both. */
+export interface OpenLineageTarget {
+  /** SERVICE_OPENLINEAGE_URL: each event is POSTed here (Marquez: http://marquez:5000/api/v1/lineage). */
+  url: string | null;
+  /** SERVICE_OPENLINEAGE_TOKEN: sent as `Authorization: Bearer <token>` with each POST. */
+  token: string | null;
+  /** SERVICE_OPENLINEAGE_FILE: each event appended as one JSON line. */
+  file: string | null;
+  /** SERVICE_OPENLINEAGE_NAMESPACE: the namespace of jobhouse's jobs. */
+  namespace: string;
+}
+
 export interface Config {
   mode: Mode;
   home: string;
@@ -55,6 +67,8 @@ export interface Config {
   moduleLoadTimeoutS: number;
   /** SERVICE_WORKER_COMMAND: the executable POST /workers starts instead of this installation's binary. */
   workerCommand: string | null;
+  /** OpenLineage RunEvents out; null (no cost at all) when neither a URL nor a file is set. */
+  openLineage: OpenLineageTarget | null;
 }
 
 /** A configuration the service refuses to start with; the message is one line for the user. */
@@ -129,6 +143,7 @@ export function loadConfig(env: Env = process.env): Config {
     taskMemoryMb: Math.floor(positiveNumber(env, "SERVICE_TASK_MEMORY_MB", 2048)!),
     moduleLoadTimeoutS: positiveNumber(env, "SERVICE_MODULE_LOAD_TIMEOUT", 20)!,
     workerCommand: nonEmpty(env.SERVICE_WORKER_COMMAND) ?? null,
+    openLineage: parseOpenLineage(env),
   });
 }
 
@@ -169,6 +184,27 @@ function parseChUrl(raw: string | undefined, home: string): ColumnTarget {
     return { engine: "server", location: raw, database };
   }
   return { engine: "unknown" as "chdb", location: raw, database: "default" };
+}
+
+function parseOpenLineage(env: Env): OpenLineageTarget | null {
+  const url = nonEmpty(env.SERVICE_OPENLINEAGE_URL) ?? null;
+  const file = nonEmpty(env.SERVICE_OPENLINEAGE_FILE) ?? null;
+  if (url !== null) {
+    let parsed: URL | undefined;
+    try {
+      parsed = new URL(url);
+    } catch {
+      parsed = undefined;
+    }
+    if (!parsed || !/^https?:$/.test(parsed.protocol)) throw new ConfigError(`SERVICE_OPENLINEAGE_URL must be an http(s) URL, got "${redactUrl(url)}"`);
+  }
+  if (url === null && file === null) return null;
+  return Object.freeze({
+    url,
+    token: nonEmpty(env.SERVICE_OPENLINEAGE_TOKEN) ?? null,
+    file: file === null ? null : absolute(file),
+    namespace: nonEmpty(env.SERVICE_OPENLINEAGE_NAMESPACE) ?? "jobhouse",
+  });
 }
 
 /** CONTRACT §4: modules resolve from the working directory unless SERVICE_JOBS_PATH names the roots. */
