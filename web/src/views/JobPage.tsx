@@ -22,6 +22,8 @@ export function JobPage({ id }: { id: string | null }) {
   const detail = job.data;
   const counts = new Map<string, number>();
   for (const task of detail.tasks) counts.set(task.status, (counts.get(task.status) ?? 0) + 1);
+  // A large job comes a page of tasks at a time: edges from tasks beyond the page are not drawn.
+  const shown = new Set(detail.tasks.map((t) => t.id));
 
   return (
     <section>
@@ -90,9 +92,14 @@ export function JobPage({ id }: { id: string | null }) {
           label={`Task graph of job ${detail.id}`}
           direction="TB"
           nodes={detail.tasks.map((t) => ({ id: t.id, label: t.name, status: t.status, detail: t.attempt > 1 ? `attempt ${t.attempt}` : "", href: hrefFor("task", { id: t.id }) }))}
-          edges={detail.tasks.flatMap((t) => t.depends_on.map((from) => ({ source: from, target: t.id })))}
+          edges={detail.tasks.flatMap((t) => t.depends_on.filter((from) => shown.has(from)).map((from) => ({ source: from, target: t.id })))}
         />
       )}
+      {detail.tasks_next_cursor ? (
+        <p className="muted">
+          The first {detail.tasks.length.toLocaleString()} of {detail.total_tasks.toLocaleString()} tasks are shown.
+        </p>
+      ) : null}
       <h2>Timeline</h2>
       <Timeline tasks={detail.tasks} />
       <h2>Tasks</h2>
