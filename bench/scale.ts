@@ -9,7 +9,6 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { sql } from "kysely";
-import pg from "pg";
 import { openService } from "../src/app/context.js";
 import { loadConfig } from "../src/core/config.js";
 import { createLogger, silentLogger } from "../src/core/log.js";
@@ -19,6 +18,7 @@ import { ResultCache } from "../src/operations/result-cache.js";
 import { claimReadyTasks } from "../src/store/claims.js";
 import { isPostgres } from "../src/store/db.js";
 import { insertWorker } from "../src/store/workers.js";
+import { freshStores } from "./distributed-stores.js";
 
 const args = new Map(process.argv.slice(2).map((a, i, all) => [a, all[i + 1]]));
 const BACKEND = args.get("--backend") ?? "local";
@@ -26,18 +26,8 @@ const JOBS = Number(args.get("--jobs") ?? 1_000_000);
 const TASKS = Number(args.get("--tasks") ?? 100_000);
 const REPS = Number(args.get("--reps") ?? 50);
 
-const env: Record<string, string> = { SERVICE_HOME: mkdtempSync(join(tmpdir(), "jobhouse-scale-")) };
-const schema = `scale_${process.pid}`;
-if (BACKEND === "postgres") {
-  env.SERVICE_SQL_URL = `postgres://postgres@127.0.0.1:5432/test?options=${encodeURIComponent(`-c search_path=${schema}`)}`;
-  env.SERVICE_CH_URL = `http://127.0.0.1:8123/${schema}`;
-}
-if (BACKEND === "postgres") {
-  const admin = new pg.Client({ connectionString: "postgres://postgres@127.0.0.1:5432/test" });
-  await admin.connect();
-  await admin.query(`CREATE SCHEMA ${schema}`);
-  await admin.end();
-}
+const stores = BACKEND === "postgres" ? await freshStores("scale") : null;
+const env: Record<string, string> = stores?.env ?? { SERVICE_HOME: mkdtempSync(join(tmpdir(), "jobhouse-scale-")) };
 const service = await openService(loadConfig(env), { log: createLogger("error") });
 // Every read computed: the result cache must not be what meets the target.
 const context = { ...service, results: new ResultCache(0), principal: SYNTHETIC_ADMIN };
@@ -160,10 +150,4 @@ const retentionLine = `retention: ${retention} job(s), ${TASKS.toLocaleString()}
 console.log(retentionLine);
 
 await service.close();
-if (onPostgres) {
-  const admin = new pg.Client({ connectionString: "postgres://postgres@127.0.0.1:5432/test" });
-  await admin.connect();
-  await admin.query(`DROP SCHEMA ${schema} CASCADE`);
-  await admin.end();
-  await fetch("http://127.0.0.1:8123/", { method: "POST", body: `DROP DATABASE IF EXISTS ${schema}` });
-}
+await stores?.drop();

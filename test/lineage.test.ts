@@ -91,7 +91,6 @@ forEachBackend("lineage through cleanup", (backend) => {
   it("draws the upstream as a tree in the terminal, and leaves --json the REST model", async () => {
     const cli = await h.cli("data", "get", "monthly_revenue");
     expect(cli.code, cli.err).toBe(0);
-    if (process.env.JOBHOUSE_SHOW_TREE) console.log(cli.out);
     const tree = cli.out.slice(cli.out.indexOf("upstream:"));
     const lines = tree.split("\n");
     expect(lines[1]).toMatch(/^ {2}monthly_revenue \[p_monthly_revenue\] \(global, group_by\)$/);
