@@ -106,6 +106,8 @@ for (const [name, path] of Object.entries(READS)) {
   const o = median(ours.map((s) => s.rps));
   console.log(`| ${name} \`${path.replace(/\d{6,}/g, "{id}")}\` | ${b.toFixed(0)} | ${o.toFixed(0)} | ${(o / b).toFixed(2)} | ${median(ours.map((s) => s.p99))} |`);
 }
+// Requests autocannon left in flight finish before the stores close.
+await new Promise((resolve) => setTimeout(resolve, 2_000));
 await app.close();
 await bare.close();
 await service.close();
