@@ -115,8 +115,16 @@ forEachBackend("data plane", (backend) => {
     expect((await (await sales.distinct(["product"])).rows()).map((r) => r.product).sort()).toEqual(["a", "b"]);
     expect(await sales.scalar("sum(amount)")).toBe(80);
     expect(await sales.scalar("uniqExact(region)")).toBe(3);
+    // The registry keeps the measured count (no column-store statement on the next read) until an
+    // append, after which the count is measured again.
+    expect((await detail(sales.name)).row_count).toBe(4);
+    const stored = () => ds.db.selectFrom("data_objects").select(["row_count", "stats_epoch"]).where("table_name", "=", sales.table).executeTakeFirstOrThrow();
+    expect(Number((await stored()).row_count)).toBe(4);
     expect(await sales.insert([{ region: "west", product: "c", amount: 1 }])).toBe(1);
+    expect((await stored()).row_count).toBeNull();
     expect(await sales.count()).toBe(5);
+    expect((await detail(sales.name)).row_count).toBe(5);
+    expect(Number((await stored()).row_count)).toBe(5);
     const batches: number[] = [];
     for await (const batch of sales.stream(2)) batches.push(batch.length);
     expect(batches).toEqual([2, 2, 1]);

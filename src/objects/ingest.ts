@@ -12,7 +12,7 @@ import type { RawFormat } from "../data/client.js";
 import { checkColumnName } from "../data/derive.js";
 import { raw, sql } from "../data/sql.js";
 import { type Features, inferType, normalizeType } from "../data/types.js";
-import { findObjectByTable } from "../store/data-objects.js";
+import { findObjectByTable, invalidateObjectStats } from "../store/data-objects.js";
 import { recordOperation } from "../store/object-lineage.js";
 import { type CreateOptions, type DataScope, type ObjectRecord, dropObject } from "./object-registry.js";
 import { createFromColumns, derive } from "./tables.js";
@@ -104,6 +104,8 @@ export async function createFromFile(ds: DataScope, source: string, options: Fil
     if (row) await dropObject(ds.db, ds.columns, row);
     throw invalid(`"${source}" could not be loaded as ${format}: ${(error as Error).message.split("\n")[0]}`);
   }
+  // Measured as empty by a read while the bytes went in: measured again from now on.
+  await invalidateObjectStats(ds.db, record.id);
   // Lineage says where the data came from.
   await recordOperation(ds.db, {
     id: ds.ids.next(),

@@ -6,6 +6,7 @@ import { invalid } from "../core/errors.js";
 import { type Derivation, checkColumnName } from "../data/derive.js";
 import { type Sql, ident, raw, sql } from "../data/sql.js";
 import { convertRows, inferType, jsonConverter, normalizeType, readConverter, toJsonValue } from "../data/types.js";
+import { invalidateObjectStats } from "../store/data-objects.js";
 import { type ExternalSource, recordOperation } from "../store/object-lineage.js";
 import {
   type ColumnList,
@@ -149,6 +150,8 @@ export async function insertRows(ds: DataScope, record: ObjectRecord, rows: read
     return out;
   });
   await ds.columns.insertRows(record.table, prepared);
+  // After the rows are in: a count measured from now on includes them.
+  await invalidateObjectStats(ds.db, record.id);
   const now = ds.clock.now();
   await recordOperation(ds.db, {
     id: ds.ids.next(),

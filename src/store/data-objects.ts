@@ -1,7 +1,8 @@
 // The data_objects registry: one row per column-store table that jobhouse manages (CONTRACT §5).
 
 import { countOf, decodeIdCursor, pageOf, startsWith } from "./paging.js";
-import type { DataObjectRow } from "./schema.js";
+import type { Insertable } from "kysely";
+import type { DataObjectRow, DataObjectsTable } from "./schema.js";
 import type { Store } from "./db.js";
 
 export interface ObjectQuery {
@@ -50,7 +51,7 @@ export async function findObjectById(db: Store, id: bigint): Promise<DataObjectR
   return id < 2n ** 63n ? db.selectFrom("data_objects").selectAll().where("id", "=", id).executeTakeFirst() : undefined;
 }
 
-export async function insertObject(db: Store, row: DataObjectRow): Promise<void> {
+export async function insertObject(db: Store, row: Insertable<DataObjectsTable>): Promise<void> {
   await db.insertInto("data_objects").values(row).execute();
 }
 
@@ -99,4 +100,17 @@ export async function findObjectsOfJob(db: Store, jobId: bigint, scopes: string[
 export async function keepWithJob(db: Store, ids: bigint[]): Promise<void> {
   if (ids.length === 0) return;
   await db.updateTable("data_objects").set({ scope: "job" }).where("id", "in", ids).where("scope", "=", "temp").execute();
+}
+
+/**
+ * Stores an object's measured row count and size, unless an append moved its epoch since the row
+ * was read (the measurement may predate the append): the next read measures again.
+ */
+export async function saveObjectStats(db: Store, id: bigint, epoch: number, stats: { rowCount: number; sizeBytes: number }): Promise<void> {
+  await db.updateTable("data_objects").set({ row_count: stats.rowCount, size_bytes: stats.sizeBytes }).where("id", "=", id).where("stats_epoch", "=", epoch).execute();
+}
+
+/** After rows were appended to an object: its stored stats are stale until measured again. */
+export async function invalidateObjectStats(db: Store, id: bigint): Promise<void> {
+  await db.updateTable("data_objects").set((eb) => ({ row_count: null, size_bytes: null, stats_epoch: eb("stats_epoch", "+", 1) })).where("id", "=", id).execute();
 }

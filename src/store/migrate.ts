@@ -14,6 +14,7 @@ import * as reruns from "./migrations/009-reruns.js";
 import * as runLimits from "./migrations/010-run-limits.js";
 import * as lineageSources from "./migrations/011-lineage-sources.js";
 import * as scaleIndexes from "./migrations/012-scale-indexes.js";
+import * as objectStats from "./migrations/013-object-stats.js";
 
 const MIGRATIONS: Record<string, Migration> = {
   "001-initial": initial,
@@ -28,6 +29,7 @@ const MIGRATIONS: Record<string, Migration> = {
   "010-run-limits": runLimits,
   "011-lineage-sources": lineageSources,
   "012-scale-indexes": scaleIndexes,
+  "013-object-stats": objectStats,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => MIGRATIONS };

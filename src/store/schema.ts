@@ -176,6 +176,11 @@ export interface DataObjectsTable {
   task_id: NullableBig;
   created_at: Big;
   sort_sql: string | null;
+  /** Row count and size as last measured (migrations/013); null until the first read after a write. */
+  row_count: ColumnType<bigint | null, bigint | number | null | undefined, bigint | number | null>;
+  size_bytes: ColumnType<bigint | null, bigint | number | null | undefined, bigint | number | null>;
+  /** Moves with every append: a measurement is stored only for the epoch it was taken in. */
+  stats_epoch: ColumnType<number, number | undefined, number>;
 }
 
 /** The registry row of an object after it was dropped (migrations/011): the lineage keeps its node. */

@@ -18,6 +18,6 @@ export const listObjects = defineOperation({
   cli: { command: "data list", examples: ["jobhouse data list --prefix sales_"], columns: ["name", "scope", "row_count", "size_bytes", "table", "created_at"] },
   async handler(filter, { db, columns }) {
     const { rows, total, nextCursor } = await listRows(db, filter);
-    return { items: await toObjectViews(await columns(), rows), total, next_cursor: nextCursor };
+    return { items: await toObjectViews(db, await columns(), rows), total, next_cursor: nextCursor };
   },
 });

@@ -1,7 +1,8 @@
 // Registry rows plus column-store facts to ObjectView / ObjectDetail (CONTRACT §5).
 
 import { toIso } from "../../core/clock.js";
-import { readTableStats, readTableSchema } from "../../data/catalog.js";
+import { type TableSchema, readTableStats, readTableSchema } from "../../data/catalog.js";
+import { saveObjectStats } from "../../store/data-objects.js";
 import type { ColumnStore } from "../../data/client.js";
 import type { LineageNode, ObjectDetail, ObjectView } from "../../models/objects.js";
 import { type LineageNode as WalkedNode, walkUpstream } from "../../store/lineage-walk.js";
@@ -9,10 +10,32 @@ import type { Store } from "../../store/db.js";
 import { type LineageNeighbour, readLineage } from "../../store/object-lineage.js";
 import type { DataObjectRow } from "../../store/schema.js";
 
-export async function toObjectViews(columns: ColumnStore, rows: DataObjectRow[]): Promise<ObjectView[]> {
-  const stats = await readTableStats(columns, rows.map((r) => r.table_name));
+/**
+ * Row count and size from the registry; the objects not measured since their last write are
+ * measured in one column-store statement and the figures kept (saveObjectStats).
+ */
+async function statsOf(db: Store, columns: ColumnStore, rows: DataObjectRow[]): Promise<Map<bigint, { rowCount: number; sizeBytes: number }>> {
+  const stats = new Map<bigint, { rowCount: number; sizeBytes: number }>();
+  const unmeasured: DataObjectRow[] = [];
+  for (const row of rows) {
+    if (row.row_count === null || row.size_bytes === null) unmeasured.push(row);
+    else stats.set(row.id, { rowCount: Number(row.row_count), sizeBytes: Number(row.size_bytes) });
+  }
+  if (unmeasured.length === 0) return stats;
+  const measured = await readTableStats(columns, unmeasured.map((r) => r.table_name));
+  for (const row of unmeasured) {
+    // A table with no part yet (nothing inserted) has no row in system.parts: empty.
+    const s = measured.get(row.table_name) ?? { rowCount: 0, sizeBytes: 0 };
+    stats.set(row.id, s);
+    await saveObjectStats(db, row.id, Number(row.stats_epoch), s);
+  }
+  return stats;
+}
+
+export async function toObjectViews(db: Store, columns: ColumnStore, rows: DataObjectRow[]): Promise<ObjectView[]> {
+  const stats = await statsOf(db, columns, rows);
   return rows.map((row) => {
-    const s = stats.get(row.table_name);
+    const s = stats.get(row.id);
     return {
       name: row.name,
       table: row.table_name,
@@ -27,8 +50,8 @@ export async function toObjectViews(columns: ColumnStore, rows: DataObjectRow[])
 }
 
 export async function toObjectDetail(db: Store, columns: ColumnStore, row: DataObjectRow): Promise<ObjectDetail> {
-  const [view] = await toObjectViews(columns, [row]);
-  const [schema, lineage] = await Promise.all([readTableSchema(columns, row.table_name), readLineage(db, row.id)]);
+  const [view] = await toObjectViews(db, columns, [row]);
+  const [schema, lineage] = await Promise.all([schemaOf(columns, row), readLineage(db, row.id)]);
   const walk = await walkUpstream(db, row.id, (schema?.columns ?? []).map((c) => c.name));
   return {
     ...view!,
@@ -67,6 +90,24 @@ export async function toObjectDetail(db: Store, columns: ColumnStore, row: DataO
       graph: { root: walk.root, nodes: walk.nodes.map(toLineageNode), edges: walk.edges, truncated: walk.truncated },
     },
   };
+}
+
+/** An object's columns, sort key and engine never change (an append adds rows only; a replacement is a new object): read once per object. */
+const schemas = new Map<string, TableSchema>();
+const SCHEMAS_KEPT = 1_000;
+
+async function schemaOf(columns: ColumnStore, row: DataObjectRow): Promise<TableSchema | null> {
+  // Keyed by the store too: two services in one process (tests) may number objects alike.
+  const key = `${columns.database}.${row.table_name}#${row.id}`;
+  const known = schemas.get(key);
+  if (known) return known;
+  const schema = await readTableSchema(columns, row.table_name);
+  // A missing table is not remembered: it may be there on the next read.
+  if (schema) {
+    if (schemas.size >= SCHEMAS_KEPT) schemas.delete(schemas.keys().next().value!);
+    schemas.set(key, schema);
+  }
+  return schema;
 }
 
 function toLineageNode(n: WalkedNode): LineageNode {
