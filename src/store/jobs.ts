@@ -33,23 +33,6 @@ export async function findLatestJobByName(db: Store, name: string): Promise<JobR
 }
 
 /** Task totals of many jobs in one grouped query. */
-export async function countTasksOfJobs(db: Store, jobIds: bigint[]): Promise<Map<bigint, { total: number; completed: number }>> {
-  const counts = new Map<bigint, { total: number; completed: number }>();
-  if (jobIds.length === 0) return counts;
-  const rows = await db
-    .selectFrom("tasks")
-    .where("job_id", "in", jobIds)
-    .select((e) => [
-      "job_id",
-      e.fn.countAll().as("total"),
-      e.fn.sum(e.case().when("status", "=", "COMPLETED").then(1).else(0).end()).as("completed"),
-    ])
-    .groupBy("job_id")
-    .execute();
-  for (const row of rows) counts.set(BigInt(row.job_id), { total: Number(row.total), completed: Number(row.completed) });
-  return counts;
-}
-
 /**
  * One job's counts as two range counts over the (job_id, status, …) index: on a job of 100,000
  * tasks, counting a range is several times cheaper than evaluating a CASE on every entry.
@@ -70,15 +53,23 @@ export async function listJobs(db: Store, q: JobListQuery): Promise<{ rows: JobW
   if (q.name) filtered = filtered.where("name", "=", q.name);
   if (q.sinceMs !== undefined) filtered = filtered.where("created_at", ">=", BigInt(q.sinceMs));
 
-  // Snowflake ids grow with time, so id order is creation order and a unique sort key.
-  let page = filtered.select(JOB_SUMMARY_COLUMNS).orderBy("id", "desc").limit(q.limit + 1);
+  // Snowflake ids grow with time, so id order is creation order and a unique sort key. Each job's
+  // task counts come with it, as two range counts on the (job_id, status, …) index: one statement
+  // for the page instead of a page and then a grouped count (a round trip less on PostgreSQL).
+  let page = filtered
+    .select(JOB_SUMMARY_COLUMNS)
+    .select((eb) => [
+      eb.selectFrom("tasks").select(eb.fn.countAll().as("n")).whereRef("tasks.job_id", "=", "jobs.id").as("total_tasks"),
+      eb.selectFrom("tasks").select(eb.fn.countAll().as("n")).whereRef("tasks.job_id", "=", "jobs.id").where("tasks.status", "=", "COMPLETED").as("completed_tasks"),
+    ])
+    .orderBy("id", "desc")
+    .limit(q.limit + 1);
   if (q.cursor) page = page.where("id", "<", decodeIdCursor(q.cursor));
 
   const [rows, total] = await Promise.all([page.execute(), filtered.select((e) => e.fn.countAll().as("count")).executeTakeFirst()]);
   const { rows: items, nextCursor } = pageOf(rows, q.limit, (r) => String(r.id));
-  const counts = await countTasksOfJobs(db, items.map((r) => r.id));
   return {
-    rows: items.map((row) => ({ ...row, counts: counts.get(row.id) ?? { total: 0, completed: 0 } })),
+    rows: items.map(({ total_tasks, completed_tasks, ...row }) => ({ ...row, counts: { total: Number(total_tasks ?? 0), completed: Number(completed_tasks ?? 0) } })),
     total: countOf(total),
     nextCursor,
   };
