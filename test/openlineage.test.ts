@@ -18,7 +18,7 @@ import { jobRunId, taskRunId } from "../src/engine/openlineage/run-ids.js";
 import type { RunEvent } from "../src/engine/openlineage/facets.js";
 import { forEachBackend } from "./support/backends.js";
 import { runAndWait, waitFor, waitForJob, withEngine } from "./support/engine.js";
-import { startHarness } from "./support/harness.js";
+import { type Harness, startHarness } from "./support/harness.js";
 import { runEventErrors } from "./support/openlineage-schema.js";
 
 const JOBS = "test/fixtures/openlineage-jobs.ts";
@@ -61,6 +61,16 @@ async function startReceiver(mode: "ok" | "error" | "hang"): Promise<Receiver> {
 
 const ofRun = (events: RunEvent[], runId: string) => events.filter((e) => e.run.runId === runId);
 const types = (events: RunEvent[], runId: string) => ofRun(events, runId).map((e) => e.eventType);
+
+/** Runs the fixture's hello job on an engine of its own, which stops after: the job must complete. */
+async function runHelloToCompletion(h: Harness): Promise<void> {
+  const engine = await withEngine(h);
+  try {
+    expect((await runAndWait(h, `${FIXTURES}:hello`)).status).toBe("COMPLETED");
+  } finally {
+    await engine.stop();
+  }
+}
 
 forEachBackend("OpenLineage events", (backend) => {
   let ok: Receiver;
@@ -185,12 +195,7 @@ forEachBackend("OpenLineage events", (backend) => {
   it("a receiver answering 500 holds no job back: the events are retried, then counted as failed on /metrics", async () => {
     const h = await startHarness(backend, { SERVICE_OPENLINEAGE_URL: failing.url }, { metrics: true });
     try {
-      const engine = await withEngine(h);
-      try {
-        expect((await runAndWait(h, `${FIXTURES}:hello`)).status).toBe("COMPLETED");
-      } finally {
-        await engine.stop();
-      }
+      await runHelloToCompletion(h);
       await waitFor("an event to be given up", async () => h.service.openLineage!.counts().failed > 0);
       const metrics = await h.http("GET", "/metrics");
       expect(metrics.text).toMatch(/jobhouse_openlineage_events_total\{result="failed"\} [1-9]/);
@@ -208,12 +213,7 @@ forEachBackend("OpenLineage events", (backend) => {
     const h = await startHarness(backend, { SERVICE_OPENLINEAGE_URL: hanging.url }, { log });
     let counts: { sent: number; dropped: number; failed: number };
     try {
-      const engine = await withEngine(h);
-      try {
-        expect((await runAndWait(h, `${FIXTURES}:hello`)).status).toBe("COMPLETED");
-      } finally {
-        await engine.stop();
-      }
+      await runHelloToCompletion(h);
       await waitFor("the first event to reach the receiver", async () => hanging.events.length > 0);
     } finally {
       await h.close();
