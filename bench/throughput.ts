@@ -1,8 +1,8 @@
 // Benchmark (issue: execution engine): one job fans out N no-op tasks in local mode (SQLite, the
 // in-process worker); reports tasks/s, the latency from a task becoming ready to it starting
 // (p50/p99), SQL statements and transactions per task (counted at better-sqlite3's statements),
-// peak RSS, and graphile-worker draining N no-op jobs on PostgreSQL at the same concurrency in the
-// same run (bench/distributed.ts's runner, one process). Run: npm run bench:throughput
+// the process's CPU per task, peak RSS, and graphile-worker draining N no-op jobs on PostgreSQL at
+// the same concurrency in the same run (bench/distributed.ts's runner, one process). Run: npm run bench:throughput
 // [-- --runs 3 --concurrency 4 --sizes 1000,10000 --baseline 0]
 
 import { mkdtempSync } from "node:fs";
@@ -51,12 +51,17 @@ async function runOnce(n: number, entrypoint = "bench/jobs.ts:fanOutNoop") {
   await invoke(operationByName.get("setup")!, {}, admin);
   const engine = await startEngine(service, { concurrency: CONCURRENCY, background: false });
   const before = { ...counted };
+  const cpuBefore = process.cpuUsage();
   const job = (await invoke(operationByName.get("run_job")!, { name: entrypoint, kwargs: { n } }, admin)) as { id: string };
   for (;;) {
     const row = await service.db.selectFrom("jobs").select("status").where("id", "=", BigInt(job.id)).executeTakeFirstOrThrow();
     if (row.status !== "PENDING" && row.status !== "RUNNING") break;
     await new Promise((r) => setTimeout(r, 10));
   }
+  // CPU of every thread of this process (the worker's, the task threads', libuv's) over the run,
+  // per task: steadier than tasks/s on a box whose other load moves the wall clock.
+  const cpu = process.cpuUsage(cpuBefore);
+  const cpuMsPerTask = (cpu.user + cpu.system) / 1000 / n;
   // The bench's own polling (one statement per 10 ms) is included: a few hundred over a run.
   const statementsPerTask = (counted.statements - before.statements) / n;
   const transactionsPerTask = (counted.transactions - before.transactions) / n;
@@ -78,6 +83,7 @@ async function runOnce(n: number, entrypoint = "bench/jobs.ts:fanOutNoop") {
     p99: percentile(latency, 99),
     statementsPerTask,
     transactionsPerTask,
+    cpuMsPerTask,
   };
 }
 
@@ -88,7 +94,8 @@ for (const n of SIZES) {
     runs.push(result);
     console.log(
       `N=${n} run ${i + 1}: ${result.tasksPerSecond.toFixed(0)} tasks/s, ready→start p50 ${result.p50} ms, p99 ${result.p99} ms, ` +
-        `${result.statementsPerTask.toFixed(2)} statements and ${result.transactionsPerTask.toFixed(2)} transactions per task`,
+        `${result.statementsPerTask.toFixed(2)} statements and ${result.transactionsPerTask.toFixed(2)} transactions per task, ` +
+        `CPU ${result.cpuMsPerTask.toFixed(2)} ms per task`,
     );
   }
   console.log(
@@ -101,6 +108,7 @@ for (const n of SIZES) {
       ready_to_start_p99_ms_median: median(runs.map((r) => r.p99)),
       statements_per_task_median: +median(runs.map((r) => r.statementsPerTask)).toFixed(2),
       transactions_per_task_median: +median(runs.map((r) => r.transactionsPerTask)).toFixed(2),
+      cpu_ms_per_task_median: +median(runs.map((r) => r.cpuMsPerTask)).toFixed(3),
     }),
   );
 }

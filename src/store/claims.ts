@@ -6,6 +6,7 @@
 
 import { sql } from "kysely";
 import { OPEN_TASK_STATUSES } from "../core/statuses.js";
+import { statusGuard } from "./by-id.js";
 import { type Store, isPostgres } from "./db.js";
 import type { TaskRow } from "./schema.js";
 import { type Completion, type LeafCompletion, completeTask, isLeaf, leafCompletionCtes } from "./transitions.js";
@@ -186,7 +187,7 @@ async function claimInSqliteTransaction(tx: Store, { workerId, limit, nowMs, log
     .updateTable("tasks")
     .set({ status: "RUNNING", worker_id: workerId, claimed_at: nowMs, started_at: nowMs, log_path: logPathSql(logDir) })
     .where("id", "in", ids)
-    .where("status", "=", "PENDING")
+    .where(statusGuard(tx, "PENDING"))
     .returningAll()
     .execute();
   let startedJobs: bigint[] = [];
@@ -254,10 +255,19 @@ async function activeBehind(tx: Store, gate: string): Promise<number> {
   return Number(row.n);
 }
 
-/** The jobs among `candidates` with no open task left. */
+/**
+ * The jobs among `candidates` with no open task left. NOT EXISTS stops at a job's first open task;
+ * a DISTINCT over the open tasks read every one of them (290 µs per claim with 10,000 pending).
+ */
 async function settledAmong(tx: Store, candidates: bigint[]): Promise<bigint[]> {
   if (candidates.length === 0) return [];
-  const open = await tx.selectFrom("tasks").select("job_id").distinct().where("job_id", "in", candidates).where("status", "in", OPEN_TASK_STATUSES).execute();
-  const stillOpen = new Set(open.map((r) => r.job_id));
-  return candidates.filter((id) => !stillOpen.has(id));
+  const settled = await tx
+    .selectFrom("jobs")
+    .select("id")
+    .where("id", "in", candidates)
+    .where(({ not, exists, selectFrom }) =>
+      not(exists(selectFrom("tasks").select(sql`1`.as("one")).whereRef("tasks.job_id", "=", "jobs.id").where("tasks.status", "in", OPEN_TASK_STATUSES))),
+    )
+    .execute();
+  return settled.map((r) => r.id);
 }

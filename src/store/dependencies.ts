@@ -3,6 +3,7 @@
 // can never complete skips them. Called inside the transitions' transactions.
 
 import { sql } from "kysely";
+import { statusGuard } from "./by-id.js";
 import { chunksOf } from "./chunks.js";
 import type { Store } from "./db.js";
 import type { NewChild } from "./transitions.js";
@@ -66,7 +67,7 @@ export async function releaseDependents(tx: Store, taskId: bigint, nowMs: number
         ready_at: eb.case().when("pending_deps", "=", 1).then(BigInt(nowMs)).else(eb.ref("ready_at")).end(),
       }))
       .where("id", "in", chunk)
-      .where("status", "=", "PENDING")
+      .where(statusGuard(tx, "PENDING"))
       .execute();
   }
 }

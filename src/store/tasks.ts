@@ -2,6 +2,7 @@
 
 import { sql } from "kysely";
 import { chunksOf } from "./chunks.js";
+import { decodeIdCursor, pageOf } from "./paging.js";
 import type { NewTaskRow, TaskRow } from "./schema.js";
 import type { Store } from "./db.js";
 
@@ -14,18 +15,11 @@ export async function findTaskById(db: Store, id: bigint): Promise<TaskRow | und
   return db.selectFrom("tasks").selectAll().where("id", "=", id).executeTakeFirst();
 }
 
-export async function listTasksOfJob(db: Store, jobId: bigint): Promise<TaskRow[]> {
-  return db.selectFrom("tasks").selectAll().where("job_id", "=", jobId).orderBy("id", "asc").execute();
-}
-
-/**
- * A page of a job's tasks in id order, after `afterId`: `limit + 1` rows, the extra one telling
- * that another page follows (a job of 100,000 tasks is read a page at a time).
- */
-export async function pageTasksOfJob(db: Store, jobId: bigint, limit: number, afterId?: bigint): Promise<TaskRow[]> {
+/** A page of a job's tasks in id order, after `cursor` (a job of 100,000 tasks is read a page at a time). */
+export async function pageTasksOfJob(db: Store, jobId: bigint, limit: number, cursor?: string): Promise<{ rows: TaskRow[]; nextCursor: string | null }> {
   let query = db.selectFrom("tasks").selectAll().where("job_id", "=", jobId).orderBy("id", "asc").limit(limit + 1);
-  if (afterId !== undefined) query = query.where("id", ">", afterId);
-  return query.execute();
+  if (cursor !== undefined) query = query.where("id", ">", decodeIdCursor(cursor));
+  return pageOf(await query.execute(), limit, (t) => String(t.id));
 }
 
 /** The dependency edges of the given tasks, as (task, the task it waits for) pairs. */
@@ -57,16 +51,6 @@ export async function taskTotalsOfJob(db: Store, jobId: bigint, nowMs: number): 
 export async function listDependencies(db: Store, taskId: bigint): Promise<bigint[]> {
   const rows = await db.selectFrom("task_deps").select("depends_on_id").where("task_id", "=", taskId).orderBy("depends_on_id").execute();
   return rows.map((r) => r.depends_on_id);
-}
-
-/** Every dependency edge among a job's tasks, as (task, the task it waits for) pairs. */
-export async function listDependenciesOfJob(db: Store, jobId: bigint): Promise<{ task_id: bigint; depends_on_id: bigint }[]> {
-  return db
-    .selectFrom("task_deps")
-    .innerJoin("tasks", "tasks.id", "task_deps.task_id")
-    .select(["task_deps.task_id", "task_deps.depends_on_id"])
-    .where("tasks.job_id", "=", jobId)
-    .execute();
 }
 
 /** Tasks a worker holds (claimed or running). */

@@ -4,7 +4,6 @@ import { z } from "zod";
 import { RefId } from "../../models/common.js";
 import { JobDetail, JobTasksPage } from "../../models/jobs.js";
 import { countTasksOfJob } from "../../store/jobs.js";
-import { decodeIdCursor, pageOf } from "../../store/paging.js";
 import { listDependenciesOfTasks, pageTasksOfJob } from "../../store/tasks.js";
 import { defineOperation } from "../define.js";
 import { requireJob } from "../lookups.js";
@@ -22,8 +21,7 @@ export const getJob = defineOperation({
   cli: { command: "job get <ref>", examples: ["jobhouse job get sales", "jobhouse job get 912370881991716864 --wide"], detailColumns: { tasks: ["id", "name", "status", "attempt", "started_at", "completed_at", "error"] } },
   async handler({ ref, tasks_limit: limit, tasks_cursor: cursor }, { db, clock }) {
     const job = await requireJob(db, ref);
-    const [page, counts] = await Promise.all([pageTasksOfJob(db, job.id, limit, cursor === undefined ? undefined : decodeIdCursor(cursor)), countTasksOfJob(db, job.id)]);
-    const { rows: tasks, nextCursor } = pageOf(page, limit, (t) => String(t.id));
+    const [{ rows: tasks, nextCursor }, counts] = await Promise.all([pageTasksOfJob(db, job.id, limit, cursor), countTasksOfJob(db, job.id)]);
     const edges = await listDependenciesOfTasks(db, tasks.map((t) => t.id));
     const dependsOn = new Map<bigint, string[]>();
     for (const edge of edges) {

@@ -5,7 +5,6 @@ import { RefId } from "../../models/common.js";
 import { JobStatsView, JobTasksPage } from "../../models/jobs.js";
 import { TaskStatus } from "../../models/tasks.js";
 import type { TaskRow } from "../../store/schema.js";
-import { decodeIdCursor, pageOf } from "../../store/paging.js";
 import { pageTasksOfJob, taskTotalsOfJob } from "../../store/tasks.js";
 import { defineOperation } from "../define.js";
 import { requireJob } from "../lookups.js";
@@ -36,8 +35,7 @@ export const jobStats = defineOperation({
     const job = await requireJob(db, ref);
     const now = clock.now();
     // Counts and execution time over every task, in SQL; per-task timings a page at a time.
-    const [page, totals] = await Promise.all([pageTasksOfJob(db, job.id, limit, cursor === undefined ? undefined : decodeIdCursor(cursor)), taskTotalsOfJob(db, job.id, now)]);
-    const { rows: tasks, nextCursor } = pageOf(page, limit, (t) => String(t.id));
+    const [{ rows: tasks, nextCursor }, totals] = await Promise.all([pageTasksOfJob(db, job.id, limit, cursor), taskTotalsOfJob(db, job.id, now)]);
     const statusCounts = Object.fromEntries(TaskStatus.options.map((s) => [s, totals.byStatus.get(s) ?? 0])) as Record<string, number>;
     const perTask = tasks.map((task) => ({ task_id: task.id.toString(), name: task.name, status: task.status, attempt: Number(task.attempt), ...taskTimes(task, now) }));
     const started = ms(job.started_at);
