@@ -130,6 +130,29 @@ describe.runIf(distributed)("distributed processes", () => {
     }
   });
 
+  it("SIGTERM gives running tasks the grace period: one that outstays it fails as an attempt and another worker retries it", async () => {
+    const leaving = spawnProcess(["worker", "start"]);
+    const { id } = await runJob("test/fixtures/jobs.ts:overstayJob");
+    const overstayId = await waitLong("the overstaying task to run", async () => {
+      const job = await api<{ tasks: { id: string; name: string; status: string }[] }>(`/jobs/${id}`);
+      return job.tasks.find((t) => t.name === "overstay" && t.status === "RUNNING")?.id;
+    });
+    const signalled = Date.now();
+    leaving.child.kill("SIGTERM");
+    expect(await leaving.exited).toBe(0);
+    // The grace period is 5 s; the task would have run for two minutes.
+    expect(Date.now() - signalled).toBeLessThan(30_000);
+    expect((await workers()).find((w) => w.pid === leaving.child.pid)!.status).toBe("STOPPED");
+    const interrupted = await api<{ status: string; attempt: number; error: string }>(`/tasks/${overstayId}`);
+    expect(interrupted).toMatchObject({ status: "PENDING", attempt: 2 });
+    expect(interrupted.error).toMatch(/grace period/);
+    const heir = spawnProcess(["worker", "start"]);
+    await waitLong("the job to complete", async () => (await jobStatus(id)) === "COMPLETED");
+    expect(await api<{ result_ref: unknown }>(`/tasks/${overstayId}`)).toMatchObject({ result_ref: { attempt: 2 } });
+    heir.child.kill("SIGTERM");
+    expect(await heir.exited).toBe(0);
+  });
+
   it("kill -9 of a worker mid-task: background start declares it LOST and another worker retries the task", async () => {
     const background = spawnProcess(["background", "start"]);
     const doomed = spawnProcess(["worker", "start"]);

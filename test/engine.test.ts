@@ -126,9 +126,13 @@ forEachBackend("engine", (backend) => {
     expect((await task(h, sleeper.id)).status).toBe("CANCELLED");
     const logs = await waitFor("the cancellation to reach the task", async () => {
       const view = (await h.call("get_task_logs", { id: sleeper.id })) as TaskLogsView;
-      return view.content.includes("cancelled") ? view : null;
+      // The engine's warning and the listener's line are written in either order: wait for both.
+      const both = view.content.includes("WARNING task was cancelled") && view.content.includes("saw the signal");
+      return both ? view : null;
     });
-    expect(logs.content).toMatch(/task was cancelled or reassigned/);
+    expect(logs.content).toMatch(/WARNING task was cancelled or reassigned: stopping it/);
+    // What the task's abort listener writes to the console is in its log too (CONTRACT §4).
+    expect(logs.content).toMatch(/INFO sleeper saw the signal: task was cancelled or reassigned/);
     expect((await runAndWait(h, entry("hello"))).status).toBe("COMPLETED");
   });
 
@@ -188,6 +192,12 @@ forEachBackend("engine", (backend) => {
     expect(latest.content).toContain("attempt 1 fails");
     const second = (await h.http("GET", `/api/v0/tasks/${waiting.id}/logs?attempt=2`)).body as TaskLogsView;
     expect(second).toMatchObject({ attempt: 2, available: false, content: "" });
+    // CONTRACT §3: back to PENDING with attempt + 1 and a backoff, which get_task shows (retry_after).
+    const detail = await task(h, waiting.id);
+    expect(detail).toMatchObject({ status: "PENDING", attempt: 2, error: expect.stringContaining("attempt 1 fails") });
+    expect(Date.parse(detail.retry_after!)).toBeGreaterThan(Date.parse(detail.started_at!));
+    const entryTask = byName((await h.call("get_job", { ref: started.id })) as JobDetail, "slow_retry_job")[0]!;
+    expect((await task(h, entryTask.id)).retry_after).toBeNull();
     await h.call("cancel_job", { ref: started.id });
   });
 
@@ -323,6 +333,7 @@ forEachBackend("entrypoint and kwargs validation", (backend) => {
     ["a non-job export", entry("notAJob"), /export "notAJob" of "test\/fixtures\/jobs.ts" is not a job/],
     ["a task instead of a job", entry("aTask"), /is a task, not a job/],
     ["a module that does not load", "test/fixtures/broken.ts:job", /failed to load/],
+    ["a module naming two tasks alike", "test/fixtures/twin-tasks.ts:twins", /failed to load: task name "same" is used twice in test\/fixtures\/twin-tasks.ts/],
     ["an unsupported file type", "package.json:name", /must be a \.ts, \.mts, \.js or \.mjs file/],
   ];
 

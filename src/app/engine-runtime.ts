@@ -9,6 +9,9 @@ import { Worker } from "../engine/worker.js";
 import type { OpenedService } from "./context.js";
 import { describeJobFor } from "./job-describer.js";
 
+/** How long a cancelled, timed-out or (on a signal) interrupted task is waited for: CONTRACT §3, §9. */
+export const GRACE_PERIOD_MS = 5000;
+
 export interface EngineRuntimeOptions {
   concurrency: number;
   maxTasks?: number | null;
@@ -26,7 +29,8 @@ export interface EngineRuntime {
   worker(): Worker;
   /** Settles when the worker ended on its own (stop_worker, max_tasks) and was not replaced. */
   finished(): Promise<void>;
-  stop(): Promise<void>;
+  /** Stops the worker (see Worker.stop: `graceMs` bounds the wait for running tasks) and the background loop. */
+  stop(options?: { graceMs?: number }): Promise<void>;
 }
 
 export async function startEngine(service: OpenedService, options: EngineRuntimeOptions): Promise<EngineRuntime> {
@@ -40,7 +44,7 @@ export async function startEngine(service: OpenedService, options: EngineRuntime
     // Task code runs in threads, one per slot: the worker's concurrency is the pool's size.
     threads: new ThreadPool(options.concurrency, service.threadOptions),
     changes: service.changes,
-    cancelGraceMs: options.cancelGraceMs ?? 5000,
+    cancelGraceMs: options.cancelGraceMs ?? GRACE_PERIOD_MS,
   };
   let stopping = false;
   // Four heartbeats per SERVICE_WORKER_TIMEOUT (at most every 5 s): one late beat is never fatal.
@@ -84,10 +88,10 @@ export async function startEngine(service: OpenedService, options: EngineRuntime
   return {
     worker: () => current,
     finished: () => finished,
-    async stop() {
+    async stop(stopOptions = {}) {
       stopping = true;
       await background?.stop();
-      await current.stop();
+      await current.stop(stopOptions.graceMs);
       await deps.threads.close();
     },
   };

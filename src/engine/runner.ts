@@ -66,13 +66,20 @@ export interface RunningAttempt {
 
 class AttemptAbandoned extends Error {}
 
+/**
+ * The worker is shutting down (a signal) and the attempt outlived the grace period it was given: it
+ * fails as an attempt, retried if it has attempts left, as a lost worker's would (CONTRACT §3), so
+ * no task stays RUNNING on a STOPPED worker.
+ */
+class WorkerShutdown extends Error {}
+
 /** What the worker lends an attempt: the slot it runs in. */
 export interface AttemptSlot {
   /**
    * Asked as the attempt completes: the claim of the slot's next task, made in the completion's
    * own statement where the store can (see completeTaskAndClaim); undefined for none.
    */
-  nextClaim(): ClaimRequest | undefined;
+  nextClaim(nowMs: number): ClaimRequest | undefined;
   /**
    * The outcome is recorded: whether the attempt completed the task (the worker counts its
    * completions, and asks at its next claim whether the task's job has ended: see
@@ -192,8 +199,10 @@ async function runAttempt(
     // From the stored JSON, not the live value: a DataObject carries its whole data scope.
     const references = [...collectReferences(JSON.parse(resultJson))].map(BigInt);
     // The slot's next task is claimed with this completion unless cleanup must run first.
-    handoff.request = objectsMade.size === 0 ? slot.nextClaim() : undefined;
-    const completed = await retryOnConflict(() => completeTaskAndClaim(db, { key, resultJson, children, resultReferences: references, nowMs: clock.now() }, handoff.request));
+    // One instant for both: the next task never starts before this one completed.
+    const now = clock.now();
+    handoff.request = objectsMade.size === 0 ? slot.nextClaim(now) : undefined;
+    const completed = await retryOnConflict(() => completeTaskAndClaim(db, { key, resultJson, children, resultReferences: references, nowMs: now }, handoff.request));
     handoff.claim = completed.claim;
     // Its children and dependents may be ready now.
     if (completed.completed) publishTask("COMPLETED", key.attempt, true);
@@ -268,6 +277,8 @@ async function runWithLimits(deps: EngineDeps, task: TaskRow, controller: AbortC
     const onAbort = () => {
       thread.abort(abortReason(controller.signal));
       if (controller.signal.reason instanceof AttemptAbandoned) giveUp(controller.signal.reason);
+      // Its grace period is over already: the attempt ends now.
+      if (controller.signal.reason instanceof WorkerShutdown) reject(controller.signal.reason);
     };
     // Cancelled while its arguments were being resolved: tell the thread at once.
     if (controller.signal.aborted) onAbort();
@@ -314,6 +325,11 @@ export async function finishJob(deps: EngineDeps, jobId: bigint): Promise<void> 
 /** The worker calls this when the task was cancelled or taken away from it. */
 export function abandonAttempt(attempt: RunningAttempt, why: string): void {
   if (!attempt.controller.signal.aborted) attempt.controller.abort(new AttemptAbandoned(why));
+}
+
+/** The worker calls this when it stops and the attempt's grace period ran out: it fails (see WorkerShutdown). */
+export function interruptAttempt(attempt: RunningAttempt, why: string): void {
+  if (!attempt.controller.signal.aborted) attempt.controller.abort(new WorkerShutdown(why));
 }
 
 function abortReason(signal: AbortSignal): string {

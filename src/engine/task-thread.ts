@@ -45,11 +45,11 @@ function settleCall(reply: DataReply): void {
   else pending.reject(fromErrorData(reply.error!));
 }
 
-let running: AbortController | null = null;
+/** The attempt running now: its signal, and the execution its abort listeners run in. */
+let running: { controller: AbortController; execution: Execution } | null = null;
 
 async function run(request: RunRequest): Promise<void> {
   const controller = new AbortController();
-  running = controller;
   const write = (level: string, text: string) => post({ type: "log", level, text });
   const context: TaskContext = {
     job_id: request.jobId.toString(),
@@ -71,6 +71,7 @@ async function run(request: RunRequest): Promise<void> {
     write,
     plane,
   };
+  running = { controller, execution };
   try {
     const result = await executions.run(execution, async () => {
       const check = { expected: request.codeVersion };
@@ -113,9 +114,12 @@ port.on("message", (message: ToThread) => {
     case "inspect":
       void inspect(message);
       break;
-    case "abort":
-      running?.abort(new Error(message.reason));
+    case "abort": {
+      // Listeners run on the attempt's path, so what they write (console included) goes to its log.
+      const attempt = running;
+      if (attempt) executions.run(attempt.execution, () => attempt.controller.abort(new Error(message.reason)));
       break;
+    }
     case "data-reply":
       settleCall(message);
       break;

@@ -7,7 +7,7 @@ import { type ClaimRequest, type ClaimResult, claimGatedTasks, claimReadyTasks }
 import type { TaskRow } from "../store/schema.js";
 import { findRevokedTasks } from "../store/transitions.js";
 import { type AttemptCounts, NO_ATTEMPTS, insertWorker, markWorkerStopped, recordHeartbeat } from "../store/workers.js";
-import { type EngineDeps, type RunningAttempt, abandonAttempt, finishJob, startAttempt } from "./runner.js";
+import { type EngineDeps, type RunningAttempt, abandonAttempt, finishJob, interruptAttempt, startAttempt } from "./runner.js";
 
 /** How long a job that may have ended waits for a claim to ask about it before it is asked alone. */
 const SETTLE_DELAY_MS = 20;
@@ -81,11 +81,26 @@ export class Worker {
     else this.wokenWhileBusy = true;
   }
 
-  /** Graceful stop: claim nothing more, let running attempts finish, then record STOPPED. */
-  async stop(): Promise<void> {
+  /**
+   * Graceful stop: claim nothing more, let running attempts finish, then record STOPPED. Given
+   * `graceMs` (a signal, CONTRACT §9), attempts still running after it fail and are retried
+   * elsewhere if they have attempts left; without it, every attempt is waited for.
+   */
+  async stop(graceMs?: number): Promise<void> {
     this.stopping = true;
     this.wake();
-    await this.loop;
+    const deadline =
+      graceMs === undefined
+        ? undefined
+        : setTimeout(() => {
+            const why = `the worker stopped before the task finished (its grace period of ${graceMs / 1000} s ran out)`;
+            for (const attempt of this.running.values()) interruptAttempt(attempt, why);
+          }, graceMs);
+    try {
+      await this.loop;
+    } finally {
+      clearTimeout(deadline);
+    }
   }
 
   /** Settles when the loop has ended on its own (stop_worker, LOST, max_tasks). */
@@ -137,8 +152,8 @@ export class Worker {
   }
 
   /** A claim of `limit` tasks that also asks which of this worker's recent jobs have ended. */
-  private claimRequest(limit: number): ClaimRequest {
-    return { workerId: this.id, limit, nowMs: this.deps.clock.now(), logDir: this.deps.config.logDir, settledCandidates: this.takeCandidates() };
+  private claimRequest(limit: number, nowMs = this.deps.clock.now()): ClaimRequest {
+    return { workerId: this.id, limit, nowMs, logDir: this.deps.config.logDir, settledCandidates: this.takeCandidates() };
   }
 
   /** Asked again at the next claim (finishing a job twice is harmless: it is guarded). */
@@ -161,7 +176,7 @@ export class Worker {
     this.deps.changes.publish({ type: "task", id: task.id, jobId: task.job_id, status: "RUNNING", attempt: Number(task.attempt) });
     this.started += 1;
     const attempt = startAttempt(this.deps, task, this.id, {
-      nextClaim: () => this.slotClaimRequest(),
+      nextClaim: (nowMs) => this.slotClaimRequest(nowMs),
       settled: ({ ended, request, claim }) => {
         if (request) this.reservedSlots -= 1;
         if (ended === "completed") {
@@ -183,11 +198,11 @@ export class Worker {
   }
 
   /** The claim a completing attempt makes for its own slot, or none when the worker takes no more. */
-  private slotClaimRequest(): ClaimRequest | undefined {
+  private slotClaimRequest(nowMs: number): ClaimRequest | undefined {
     if (this.stopping) return undefined;
     if (this.options.maxTasks !== null && this.started + this.reservedSlots >= this.options.maxTasks) return undefined;
     this.reservedSlots += 1;
-    return this.claimRequest(1);
+    return this.claimRequest(1, nowMs);
   }
 
   private noteMayHaveEnded(jobId: bigint): void {
