@@ -135,6 +135,23 @@ forEachBackend("background loop", (backend) => {
     expect(await fireDueSchedules(deps(clock))).toEqual([]);
   });
 
+  it("enable_job of a schedule that is already enabled keeps a missed fire owed", async () => {
+    const t0 = Date.UTC(2026, 10, 22, 10, 0, 0);
+    const clock = new ManualClock(t0);
+    const ctx = { ...h.service, clock, principal: SYNTHETIC_ADMIN };
+    await invoke(operationByName.get("register_job")!, { entrypoint: entry("hello"), name: "hourly_owed", schedule: "0 * * * *" }, ctx);
+    // 11:00 passed with no background process running; an operator enables the job again (idempotent).
+    clock.set(Date.UTC(2026, 10, 22, 11, 30, 0));
+    const enabled = (await invoke(operationByName.get("enable_job")!, { name: "hourly_owed" }, ctx)) as { next_run_at: string };
+    expect(enabled.next_run_at).toBe("2026-11-22T11:00:00.000Z");
+    expect(await fireDueSchedules(deps(clock))).toEqual(["hourly_owed"]);
+    // Enabling a disabled job still owes nothing for the time it was off.
+    await invoke(operationByName.get("disable_job")!, { name: "hourly_owed" }, ctx);
+    clock.set(Date.UTC(2026, 10, 22, 14, 30, 0));
+    const again = (await invoke(operationByName.get("enable_job")!, { name: "hourly_owed" }, ctx)) as { next_run_at: string };
+    expect(again.next_run_at).toBe("2026-11-22T15:00:00.000Z");
+  });
+
   it("applies the schema's defaults to a scheduled run, and records a run its schema refuses as FAILED", async () => {
     const t0 = Date.UTC(2026, 10, 22, 10, 0, 0);
     const clock = new ManualClock(t0);

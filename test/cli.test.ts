@@ -1,13 +1,32 @@
 // The CLI: --json equals the REST body, exit codes per CONTRACT §7, readable human output.
 
-import { execFileSync } from "node:child_process";
-import { afterAll, beforeAll, expect, it } from "vitest";
+import { execFileSync, spawn } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parse as parseYaml } from "yaml";
+import { runCli } from "../src/app/cli.js";
 import { operations } from "../src/operations/index.js";
 import { forEachBackend } from "./support/backends.js";
 import { waitForTask, withEngine } from "./support/engine.js";
 import { addObject } from "./support/fixtures.js";
 import { type Harness, startHarness } from "./support/harness.js";
+import { BIN, freePort } from "./support/processes.js";
+
+describe("the jobhouse process", () => {
+  // `jobhouse … | head -1`: the reader is gone before the command writes. The process finishes
+  // with its own exit code instead of crashing on EPIPE with a stack trace (exit 1).
+  it("exits with its own code when its reader has gone", async () => {
+    const child = spawn(process.execPath, [BIN, "completion", "bash"], { stdio: ["ignore", "pipe", "pipe"] });
+    child.stdout.destroy();
+    let err = "";
+    child.stderr.on("data", (chunk: Buffer) => (err += chunk.toString()));
+    const code = await new Promise<number | null>((resolve) => child.on("close", resolve));
+    expect(err).toBe("");
+    expect(code).toBe(0);
+  });
+});
 
 forEachBackend("CLI", (backend) => {
   let h: Harness;
@@ -54,10 +73,42 @@ forEachBackend("CLI", (backend) => {
     expect(yaml.code, yaml.err).toBe(0);
     expect(parseYaml(yaml.out)).toEqual(JSON.parse(json.out));
     expect((await h.cli("registered-job", "list", "--output", "json")).out).toBe(json.out);
+    expect((await h.cli("registered-job", "list", "-o", "json")).out).toBe(json.out);
+    expect((await h.cli("registered-job", "list", "-o", "yaml")).out).toBe(yaml.out);
     const bad = await h.cli("registered-job", "list", "--output", "xml");
     expect(bad.code).toBe(2);
     expect(bad.err).toMatch(/Allowed choices are table, wide, json, yaml/);
   });
+
+  // SPEC: --json on every command group, the setup commands (setup, migrate) included.
+  it("setup and migrate print JSON with --json", async () => {
+    for (const argv of [["setup"], ["migrate"]]) {
+      const cli = await h.cli(...argv, "--json");
+      expect(cli.code, `${argv.join(" ")}: ${cli.err}`).toBe(0);
+      expect(JSON.parse(cli.out)).toMatchObject({ migrations_applied: [] });
+    }
+  });
+
+  // Opening the service migrates a fresh schema on the way; migrate and setup reported that as nothing applied.
+  for (const command of ["migrate", "setup"]) {
+    it(`${command} names every migration it applies to a fresh schema, then none`, async () => {
+      const fresh = await backend.freshEnv();
+      try {
+        const run = async () => {
+          let out = "";
+          const code = await runCli([command, "--json"], { env: fresh, streams: { out: (t) => void (out += t), err: () => undefined } });
+          return { code, applied: (JSON.parse(out) as { migrations_applied: string[] }).migrations_applied };
+        };
+        const first = await run();
+        expect(first.code).toBe(0);
+        expect(first.applied).toContain("001-initial");
+        expect(first.applied.length).toBeGreaterThan(1);
+        expect((await run()).applied).toEqual([]);
+      } finally {
+        await backend.dispose(fresh);
+      }
+    });
+  }
 
   it("completion scripts: bash completes commands, subcommands and options from the program itself", async () => {
     const script = await h.cli("completion", "bash");
@@ -176,5 +227,27 @@ forEachBackend("CLI run-job --wait", (backend) => {
     // A result reached through task references is followed, as the human form does.
     const chained = await h.cli("run-job", "test/fixtures/jobs.ts:pipeline", "--kwargs", '{"n":5}', "--wait", "--json");
     expect(JSON.parse(chained.out)).toMatchObject({ status: "COMPLETED", result: 16 });
+    // -o yaml printed the human lines instead.
+    const yaml = await h.cli("run-job", "test/fixtures/jobs.ts:pipeline", "--kwargs", '{"n":5}', "--wait", "-o", "yaml");
+    expect(yaml.code, yaml.err).toBe(0);
+    expect(parseYaml(yaml.out)).toMatchObject({ name: "pipeline", status: "COMPLETED", result: 16 });
+  });
+});
+
+describe("the CLI with a local server that does not answer", () => {
+  // server.json names a live process (here this one) whose address nobody serves: a hung server, or
+  // its pid taken by another process after a crash. This was "unexpected failure: fetch failed".
+  it("says so in one line, exit 10", async () => {
+    const home = mkdtempSync(join(tmpdir(), "jobhouse-deaf-"));
+    try {
+      const url = `http://127.0.0.1:${await freePort()}`;
+      writeFileSync(join(home, "server.json"), JSON.stringify({ url, pid: process.pid, secret: "x" }));
+      const err: string[] = [];
+      const code = await runCli(["job", "cancel", "1"], { env: { SERVICE_HOME: home }, streams: { out: () => undefined, err: (t) => err.push(t) } });
+      expect(code).toBe(10);
+      expect(err).toEqual([`error: the local server recorded in server.json at ${url} does not answer (ECONNREFUSED): restart it with \`jobhouse local start\` (server_unreachable)`]);
+    } finally {
+      rmSync(home, { recursive: true, force: true });
+    }
   });
 });

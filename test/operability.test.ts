@@ -11,6 +11,7 @@ import type { EngineRuntime } from "../src/app/engine-runtime.js";
 import { forEachBackend } from "./support/backends.js";
 import { entry, runAndWait, withEngine } from "./support/engine.js";
 import { type Harness, startHarness } from "./support/harness.js";
+import { redoclyFindings, spectralFindings } from "./support/openapi-lint.js";
 import { createRefusalLog } from "../src/surfaces/rest/refusals.js";
 
 forEachBackend("operability", (backend) => {
@@ -75,6 +76,15 @@ forEachBackend("operability", (backend) => {
     expect(text).toMatch(/^jobhouse_http_request_duration_seconds_count\{method="GET",route="\/api\/v0\/jobs\/:ref",status="200"\} [1-9]\d*$/m);
     expect(text).not.toContain(job.id);
     expect(text).toMatch(/^process_cpu_user_seconds_total /m);
+  });
+
+  it("the OpenAPI document of a server that serves /metrics describes it, and still lints clean", async () => {
+    const doc = (await h.http("GET", "/api/v0/openapi.json")).body as { paths: Record<string, Record<string, { security?: unknown[]; responses: Record<string, unknown> }>> };
+    const metrics = doc.paths["/metrics"]?.get;
+    expect(metrics?.security).toEqual([]);
+    expect(metrics?.responses["200"]).toMatchObject({ content: { "text/plain": {} } });
+    expect(await redoclyFindings(doc)).toEqual([]);
+    expect(await spectralFindings(doc)).toEqual([]);
   });
 });
 

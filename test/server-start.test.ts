@@ -3,7 +3,7 @@
 // unreachable store in one line, serves HTTPS when given a certificate, and stops on SIGTERM.
 
 import { type ChildProcess, execFileSync, spawn, spawnSync } from "node:child_process";
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { request } from "node:https";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -23,16 +23,42 @@ async function startServer(env: NodeJS.ProcessEnv, args: string[]): Promise<{ se
   return { server, log: () => stderr };
 }
 
+// Local mode serves http on 127.0.0.1 only; `server start --host 0.0.0.0 --tls-cert … --tls-key …`
+// there dropped both in silence, and started.
+describe("server start in local mode", () => {
+  it("refuses --host and the TLS flags in one line", () => {
+    const home = mkdtempSync(join(tmpdir(), "jobhouse-local-"));
+    try {
+      for (const args of [["--host", "0.0.0.0"], ["--tls-cert", "c.pem", "--tls-key", "k.pem"]]) {
+        const env = { PATH: process.env.PATH, HOME: process.env.HOME, SERVICE_HOME: home };
+        const refused = spawnSync(process.execPath, [BIN, "server", "start", "--port", "0", ...args], { env, encoding: "utf8", timeout: 15_000 });
+        expect(refused.status, args.join(" ")).toBe(4);
+        expect(refused.stderr.trim().split("\n")).toHaveLength(1);
+        expect(refused.stderr).toMatch(/--host and --tls-cert\/--tls-key are for distributed mode/);
+      }
+    } finally {
+      rmSync(home, { recursive: true, force: true });
+    }
+  });
+});
+
 describe.runIf(distributed)("server start in distributed mode", () => {
   let env: NodeJS.ProcessEnv;
   let stores: Record<string, string>;
   const servers: ChildProcess[] = [];
+  const tempDirs: string[] = [];
+  const tempDir = () => {
+    const dir = mkdtempSync(join(tmpdir(), "jobhouse-tls-"));
+    tempDirs.push(dir);
+    return dir;
+  };
   beforeAll(async () => {
     stores = await distributed!.freshEnv();
     env = { ...process.env, ...stores, SERVICE_AUTH: "token", SERVICE_API_TOKEN: "" };
   });
   afterAll(async () => {
     for (const server of servers) if (server.exitCode === null) server.kill("SIGKILL");
+    for (const dir of tempDirs) rmSync(dir, { recursive: true, force: true });
     await distributed!.dispose(stores);
   });
 
@@ -59,8 +85,18 @@ describe.runIf(distributed)("server start in distributed mode", () => {
     expect(await exited).toBe(0);
   });
 
+  // The address was logged as http://:::5255, which is no URL.
+  it("logs an IPv6 --host in brackets and answers on 127.0.0.1 with --host ::", async () => {
+    const port = await freePort();
+    const { server, log } = await startServer(env, ["--host", "::", "--port", String(port)]);
+    servers.push(server);
+    expect(log()).toContain(`listening on http://[::]:${port} (distributed mode`);
+    expect((await fetch(`http://127.0.0.1:${port}/health`)).status).toBe(200);
+    server.kill("SIGTERM");
+  });
+
   it("serves HTTPS with --tls-cert and --tls-key", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "jobhouse-tls-"));
+    const dir = tempDir();
     execFileSync("openssl", ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=localhost", "-keyout", join(dir, "key.pem"), "-out", join(dir, "cert.pem")], { stdio: "ignore" });
     const port = await freePort();
     const { server, log } = await startServer(env, ["--port", String(port), "--tls-cert", join(dir, "cert.pem"), "--tls-key", join(dir, "key.pem")]);
@@ -91,6 +127,88 @@ describe.runIf(distributed)("server start in distributed mode", () => {
     expect(ch.status).toBe(10);
     expect(ch.stderr.trim().split("\n")).toHaveLength(1);
     expect(ch.stderr).toMatch(/ClickHouse at http:\/\/127\.0\.0\.1:9\/nowhere cannot be reached/);
+  });
+
+  // These said "unexpected failure: connect ECONNREFUSED …" (no store, no address), or started a
+  // worker whose every data task would then fail.
+  it("migrate, the commands, worker start and background start refuse an unreachable store the same way", () => {
+    const run = (args: string[], extra: Record<string, string>) =>
+      spawnSync(process.execPath, [BIN, ...args], { env: { ...env, ...extra }, encoding: "utf8", timeout: 30_000 });
+    const noSql = { SERVICE_SQL_URL: "postgres://someone:s3cret@127.0.0.1:1/nowhere" };
+    for (const args of [["migrate"], ["job", "list"], ["worker", "start"]]) {
+      const refused = run(args, noSql);
+      expect(refused.status, args.join(" ")).toBe(10);
+      expect(refused.stderr.trim().split("\n"), args.join(" ")).toHaveLength(1);
+      expect(refused.stderr).toMatch(/PostgreSQL at postgres:\/\/someone:\*\*\*@127\.0\.0\.1:1\/nowhere cannot be reached: ECONNREFUSED/);
+    }
+    const noClickHouse = { SERVICE_CH_URL: "http://127.0.0.1:9/nowhere" };
+    expect(run(["migrate"], {}).status).toBe(0);
+    for (const args of [["data", "list"], ["worker", "start"], ["background", "start"]]) {
+      const refused = run(args, noClickHouse);
+      expect(refused.status, args.join(" ")).toBe(10);
+      expect(refused.stderr.trim().split("\n"), args.join(" ")).toHaveLength(1);
+      expect(refused.stderr).toMatch(/ClickHouse at http:\/\/127\.0\.0\.1:9\/nowhere cannot be reached: \w/);
+    }
+  });
+
+  // https:// to a ClickHouse that speaks http said "unexpected failure: write EPROTO …" (the CLI) or
+  // OpenSSL's words over two lines (server start); sslmode to a PostgreSQL without TLS, "unexpected failure".
+  it("refuses a store URL whose TLS does not match the server in one line naming it", () => {
+    const run = (args: string[], extra: Record<string, string>) =>
+      spawnSync(process.execPath, [BIN, ...args], { env: { ...env, ...extra }, encoding: "utf8", timeout: 30_000 });
+    const tlsClickHouse = { SERVICE_CH_URL: env.SERVICE_CH_URL!.replace(/^http:/, "https:") };
+    for (const args of [["data", "list"], ["server", "start", "--port", "0"], ["worker", "start"]]) {
+      const refused = run(args, tlsClickHouse);
+      expect(refused.status, args.join(" ")).toBe(10);
+      expect(refused.stderr.trim().split("\n"), args.join(" ")).toHaveLength(1);
+      expect(refused.stderr).toMatch(/ClickHouse at https:\S+ cannot be reached: TLS handshake failed: it does not speak TLS/);
+    }
+    const sqlUrl = new URL(env.SERVICE_SQL_URL!);
+    sqlUrl.searchParams.set("sslmode", "verify-full");
+    const refused = run(["job", "list"], { SERVICE_SQL_URL: sqlUrl.toString() });
+    expect(refused.status).toBe(10);
+    expect(refused.stderr).toMatch(/^error: PostgreSQL at \S+ cannot be reached: The server does not support SSL connections \(sql_unreachable\)$/m);
+  });
+
+  // A file that is not PEM, or a key of another certificate, said "unexpected failure: error:0480006C:PEM
+  // routines::no start line" (exit 10), after the schema was migrated and the admin seeded.
+  it("refuses a TLS file that is not PEM, or a key that is not the certificate's, in one line naming the flag", () => {
+    const dir = tempDir();
+    const pem = (name: string) => join(dir, name);
+    for (const n of ["1", "2"]) {
+      execFileSync("openssl", ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=localhost", "-keyout", pem(`key${n}.pem`), "-out", pem(`cert${n}.pem`)], { stdio: "ignore" });
+    }
+    writeFileSync(pem("junk.pem"), "not a certificate\n");
+    const cases: Array<[string[], RegExp]> = [
+      [["--tls-cert", pem("junk.pem"), "--tls-key", pem("key1.pem")], /--tls-cert \S+junk\.pem is not a PEM certificate/],
+      [["--tls-cert", pem("key1.pem"), "--tls-key", pem("cert1.pem")], /--tls-cert \S+key1\.pem is not a PEM certificate/],
+      [["--tls-cert", pem("cert1.pem"), "--tls-key", pem("junk.pem")], /--tls-key \S+junk\.pem is not a PEM private key/],
+      [["--tls-cert", pem("cert1.pem"), "--tls-key", pem("key2.pem")], /--tls-key \S+key2\.pem does not go with --tls-cert/],
+    ];
+    for (const [args, message] of cases) {
+      const refused = refusal({}, args);
+      expect(refused.status, args.join(" ")).toBe(4);
+      expect(refused.stderr.trim().split("\n"), args.join(" ")).toHaveLength(1);
+      expect(refused.stderr).toMatch(message);
+    }
+  });
+
+  // An empty --port was Number("") = 0: the server started on a random port nobody asked for.
+  it("refuses a --port that is not digits in one line", () => {
+    for (const port of ["", " 80", "0x50", "1e3", "-1", "65536"]) {
+      const refused = spawnSync(process.execPath, [BIN, "server", "start", "--port", port], { env, encoding: "utf8", timeout: 15_000 });
+      expect(refused.status, JSON.stringify(port)).toBe(4);
+      expect(refused.stderr.trim().split("\n")).toHaveLength(1);
+      expect(refused.stderr).toMatch(/--port must be an integer in 0\.\.65535/);
+    }
+  });
+
+  // A name that does not resolve said "unexpected failure: getaddrinfo ENOTFOUND …".
+  it("refuses a --host that does not resolve in one line, before the stores open", async () => {
+    const refused = spawnSync(process.execPath, [BIN, "server", "start", "--host", "no-such-host.invalid", "--port", String(await freePort())], { env, encoding: "utf8", timeout: 30_000 });
+    expect(refused.status).toBe(10);
+    expect(refused.stderr.trim().split("\n")).toHaveLength(1);
+    expect(refused.stderr).toMatch(/no-such-host\.invalid cannot be resolved .*choose another with --host \(host_unavailable\)/);
   });
 
   it("refuses half a TLS pair and the users scheme (not in this build) in one line", () => {

@@ -15,10 +15,12 @@ import { type LocalCredential, callOverHttp } from "./http-caller.js";
 import { LOCAL_SECRET_HEADER } from "../surfaces/rest/auth.js";
 import { DEFAULT_PORT, runLocalServer, runWithReload } from "./local-start.js";
 import { runBackgroundProcess, runWorkerProcess } from "./processes.js";
-import { runServer } from "./server-start.js";
+import { DEFAULT_HOST, runServer } from "./server-start.js";
 import { readLiveServer } from "./server-file.js";
+import { openStore } from "../store/db.js";
 import { migrateToLatest } from "../store/migrate.js";
 import { VERSION } from "./version.js";
+import { asStoreRefusal } from "./store-reach.js";
 
 const EXIT_USAGE = EXIT_CODES.usage;
 
@@ -106,7 +108,10 @@ export async function runCli(argv: string[], options: CliOptions = {}): Promise<
   // here) would say it twice. Errors still show, and everything with SERVICE_LOG_LEVEL=debug.
   const getService = async () => {
     const cfg = getConfig();
-    return (service ??= await openService(cfg, { log: createLogger(cfg.logLevel === "debug" ? "debug" : "error", undefined, cfg.logFormat) }));
+    // An unreachable PostgreSQL is one line naming it, not an "unexpected failure" (CONTRACT §9).
+    return (service ??= await openService(cfg, { log: createLogger(cfg.logLevel === "debug" ? "debug" : "error", undefined, cfg.logFormat) }).catch((error: unknown) => {
+      throw asStoreRefusal(cfg, "sql", error);
+    }));
   };
 
   // A running local server takes the operations that need chDB (its process holds the engine's
@@ -200,7 +205,8 @@ function reportError(error: unknown, streams: CliStreams): number {
 }
 
 function parsePort(value: string): number {
-  const port = Number(value);
+  // Digits only: Number("") is 0 (any free port), and " 80" or "0x50" are not what anyone means.
+  const port = /^\d+$/.test(value) ? Number(value) : NaN;
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw invalid(`--port must be an integer in 0..65535, got "${value}"`);
   return port;
 }
@@ -234,9 +240,9 @@ function addLifecycleCommands(
   server
     .command("start")
     .description("Serve REST, MCP and the web app; in distributed mode with no workers (run `worker start` for those), in local mode as `local start`")
-    .option("--host <host>", "address to listen on", "127.0.0.1")
+    .option("--host <host>", "address to listen on (distributed mode)", DEFAULT_HOST)
     .option("--port <port>", "port to listen on", String(DEFAULT_PORT))
-    .option("--tls-cert <file>", "PEM certificate: serve HTTPS (with --tls-key)")
+    .option("--tls-cert <file>", "PEM certificate: serve HTTPS (with --tls-key; distributed mode)")
     .option("--tls-key <file>", "PEM private key of --tls-cert")
     .addHelpText("after", examplesHelp(["SERVICE_SQL_URL=postgres://jobhouse@db/jobhouse SERVICE_CH_URL=http://ch:8123/jobhouse jobhouse server start --host 0.0.0.0"]))
     .action(async (options: { host: string; port: string; tlsCert?: string; tlsKey?: string }) => {
@@ -246,14 +252,22 @@ function addLifecycleCommands(
   program
     .command("migrate")
     .description("Bring the SQL schema up to date")
+    // SPEC: --json on every command group; the field is setup's, which migrates the same way.
+    .option("--json", "print the result as JSON: {migrations_applied: [names]}")
     .addHelpText("after", examplesHelp(["SERVICE_SQL_URL=postgres://jobhouse@db/jobhouse jobhouse migrate"]))
-    .action(async () => {
-      const service = await openService(getConfig());
+    .action(async (options: { json?: boolean }) => {
+      // The SQL store alone: opening the whole service migrates a fresh schema on the way (to lease
+      // an id node), and this command would then report nothing applied.
+      const config = getConfig();
+      const db = openStore(config.sql);
       try {
-        const applied = await migrateToLatest(service.db);
-        streams.out(applied.length ? `Applied ${applied.join(", ")}` : "Schema is up to date");
+        const applied = await migrateToLatest(db).catch((error: unknown) => {
+          throw asStoreRefusal(config, "sql", error);
+        });
+        if (options.json) streams.out(JSON.stringify({ migrations_applied: applied }, null, 2));
+        else streams.out(applied.length ? `Applied ${applied.join(", ")}` : "Schema is up to date");
       } finally {
-        await service.close();
+        await db.destroy();
       }
     });
 

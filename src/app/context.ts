@@ -20,6 +20,7 @@ import { openNotifyChannel } from "../store/notify.js";
 import { ResultCache } from "../operations/result-cache.js";
 import { leaseNode, releaseNode, renewNode } from "../store/node-leases.js";
 import { PACKAGE_ROOT, VERSION } from "./version.js";
+import { asStoreRefusal } from "./store-reach.js";
 
 export interface OpenedService extends ServiceContext {
   /** What task threads of this process start with (its id state, the job roots, the heap limit). */
@@ -46,14 +47,19 @@ export async function openService(config: Config, options: OpenServiceOptions = 
   const db = openStore(config.sql, { pgSchema: options.pgSchema });
 
   const holder = `${hostname()}:${process.pid}:${Math.random().toString(36).slice(2, 8)}`;
-  const node = await leaseNodeOrMigrate(db, holder, clock);
+  const { node, migrated } = await leaseNodeOrMigrate(db, holder, clock);
   const renewal = options.longRunning
     ? setInterval(() => void renewNode(db, node, holder, clock.now(), LEASE_TTL_MS).catch((e) => log.warn(`node lease renewal failed: ${e}`)), LEASE_TTL_MS / 3)
     : undefined;
   renewal?.unref();
 
   let columnStore: Promise<ColumnStore> | undefined;
-  const columns = () => (columnStore ??= openColumnStore(config.ch));
+  // A ClickHouse that does not answer is one line naming it; the next call tries again.
+  const columns = () =>
+    (columnStore ??= openColumnStore(config.ch).catch((error: unknown) => {
+      columnStore = undefined;
+      throw asStoreRefusal(config, "clickhouse", error);
+    }));
   const ids = createIdGenerator(node, clock);
   const threadOptions: ThreadOptions = {
     setup: { ids: ids.shared, jobRoots: config.jobRoots, jobPackages: config.jobPackages },
@@ -76,6 +82,7 @@ export async function openService(config: Config, options: OpenServiceOptions = 
     threadOptions,
     log,
     version: VERSION,
+    migratedOnOpen: migrated,
     spawnWorker: detachedWorkerSpawner(config),
     results: new ResultCache(),
     changes,
@@ -126,13 +133,13 @@ function observePublishes(feed: ChangeFeed, emitter: OpenLineageEmitter): Change
 }
 
 /** On a store that was never set up the lease table is missing: migrate once, then lease. */
-async function leaseNodeOrMigrate(db: Store, holder: string, clock: Clock): Promise<number> {
+async function leaseNodeOrMigrate(db: Store, holder: string, clock: Clock): Promise<{ node: number; migrated: string[] }> {
   try {
-    return await leaseNode(db, holder, clock.now(), LEASE_TTL_MS);
+    return { node: await leaseNode(db, holder, clock.now(), LEASE_TTL_MS), migrated: [] };
   } catch (error) {
     if (!/no such table|does not exist/i.test(String((error as Error).message))) throw error;
-    await migrateToLatest(db);
-    return leaseNode(db, holder, clock.now(), LEASE_TTL_MS);
+    const migrated = await migrateToLatest(db);
+    return { node: await leaseNode(db, holder, clock.now(), LEASE_TTL_MS), migrated };
   }
 }
 

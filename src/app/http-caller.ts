@@ -1,7 +1,8 @@
 // Calls an operation over HTTP using its REST address: for the CLI while a local server holds chDB.
 
-import { ServiceError, kindForStatus } from "../core/errors.js";
+import { ServiceError, kindForStatus, unavailable } from "../core/errors.js";
 import { type AnyOperation, fillPath, mountedPath } from "../operations/index.js";
+import { failureReason } from "./store-reach.js";
 
 /** The header (and its value) the local server accepts from its own CLI instead of a token. */
 export interface LocalCredential {
@@ -30,7 +31,11 @@ export async function callOverHttp(baseUrl: string, op: AnyOperation, input: Rec
   }
   if (credential) (init.headers as Record<string, string>)[credential.header] = credential.secret;
 
-  const response = await fetch(url, init);
+  const response = await fetch(url, init).catch((error: unknown) => {
+    // server.json names a live process that does not answer there (hung, or its pid taken by
+    // another process after a crash): one line saying so, not "unexpected failure: fetch failed".
+    throw unavailable(`the local server recorded in server.json at ${baseUrl} does not answer (${failureReason(error)}): restart it with \`jobhouse local start\``, "server_unreachable");
+  });
   const text = await response.text();
   if (!response.ok) {
     let problem: { code?: string; detail?: string } = {};

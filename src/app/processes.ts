@@ -1,8 +1,8 @@
 // The distributed mode's other processes (CONTRACT §9): `worker start` runs the same engine as the
 // local server's in-process worker, `background start` the background loop; each refuses a schema
-// older than its own build and ends cleanly on SIGTERM/SIGINT.
+// older than its own build or a store it cannot reach, and ends cleanly on SIGTERM/SIGINT.
 
-import { type Config, redactUrl } from "../core/config.js";
+import type { Config } from "../core/config.js";
 import { invalid, isServiceError, unavailable } from "../core/errors.js";
 import { startBackgroundLoop } from "../engine/background.js";
 import { describeJobFor } from "./job-describer.js";
@@ -10,39 +10,46 @@ import { dropObjectsOfJobs, sweepFinishedTemps } from "../engine/cleanup.js";
 import { openStore } from "../store/db.js";
 import { pendingMigrations } from "../store/migrate.js";
 import { openService } from "./context.js";
-import { startEngine } from "./engine-runtime.js";
+import { GRACE_PERIOD_MS, startEngine } from "./engine-runtime.js";
 import { untilStopSignal } from "./signals.js";
+import { checkClickHouseReachable, sqlUnreachable } from "./store-reach.js";
 
 function requireDistributed(config: Config, what: string): void {
   if (config.mode === "local") throw invalid(`${what} is for distributed mode; in local mode \`jobhouse local start\` runs it in the server process`);
 }
 
-/** One line and no start when the schema lacks migrations this build needs. */
-async function requireCurrentSchema(config: Config): Promise<void> {
+/**
+ * One line and no start when the schema lacks migrations this build needs, or a store does not
+ * answer (tasks and the temp cleanup use ClickHouse: better refused now than failing each later).
+ */
+async function requireUsableStores(config: Config): Promise<void> {
   const db = openStore(config.sql);
   try {
     const pending = await pendingMigrations(db);
     if (pending.length > 0) throw unavailable(`the SQL schema is older than this build (missing ${pending.join(", ")}): run \`jobhouse migrate\` first`, "schema_outdated");
   } catch (error) {
     if (isServiceError(error)) throw error;
-    throw unavailable(`PostgreSQL at ${redactUrl(config.sql.location)} cannot be reached: ${(error as Error).message}`, "sql_unreachable");
+    throw sqlUnreachable(config, error);
   } finally {
     await db.destroy();
   }
+  await checkClickHouseReachable(config);
 }
 
 /** Runs a worker until a signal, stop_worker or max_tasks; resolves with the exit code. */
 export async function runWorkerProcess(config: Config, options: { concurrency: number; maxTasks: number | null }): Promise<number> {
   requireDistributed(config, "`worker start`");
-  await requireCurrentSchema(config);
+  await requireUsableStores(config);
   const service = await openService(config, { longRunning: true });
   try {
     const engine = await startEngine(service, { concurrency: options.concurrency, maxTasks: options.maxTasks, background: false, warmThreads: true });
     const id = engine.worker().id;
     service.log.info(`worker ${id} started (pid ${process.pid}, concurrency ${options.concurrency}${options.maxTasks ? `, at most ${options.maxTasks} tasks` : ""})`);
     const why = await Promise.race([untilStopSignal(), engine.finished().then(() => "done")]);
-    if (why !== "done") service.log.info(`worker ${id} got ${why}: finishing its running tasks`);
-    await engine.stop();
+    // CONTRACT §9: after a signal, running tasks get the grace period; what still runs then fails
+    // as an attempt and is retried elsewhere, rather than holding the process (and its tasks) for good.
+    if (why !== "done") service.log.info(`worker ${id} got ${why}: its running tasks get ${GRACE_PERIOD_MS / 1000} s to finish`);
+    await engine.stop(why === "done" ? {} : { graceMs: GRACE_PERIOD_MS });
     service.log.info(`worker ${id} stopped`);
     return 0;
   } finally {
@@ -53,7 +60,7 @@ export async function runWorkerProcess(config: Config, options: { concurrency: n
 /** Runs the background loop (lost workers, schedules, retention, temp cleanup) until a signal. */
 export async function runBackgroundProcess(config: Config): Promise<number> {
   requireDistributed(config, "`background start`");
-  await requireCurrentSchema(config);
+  await requireUsableStores(config);
   const service = await openService(config, { longRunning: true });
   try {
     const loop = startBackgroundLoop({

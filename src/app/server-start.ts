@@ -3,11 +3,13 @@
 // migrations are applied first, under the migrator's lock. In local mode it is `local start`.
 
 import { readFileSync } from "node:fs";
-import pg from "pg";
-import { readApiToken, redactUrl, type Config } from "../core/config.js";
-import { invalid, unavailable } from "../core/errors.js";
+import { isIPv6 } from "node:net";
+import { createSecureContext } from "node:tls";
+import { readApiToken, type Config } from "../core/config.js";
+import { invalid } from "../core/errors.js";
 import { invoke, operationByName, operations, SYNTHETIC_ADMIN } from "../operations/index.js";
 import { buildHttpApp } from "../surfaces/rest/app.js";
+import { isLoopbackName } from "../surfaces/rest/request-guards.js";
 import { createMetrics } from "./metrics.js";
 import { migrateToLatest } from "../store/migrate.js";
 import { type OpenedService, openService } from "./context.js";
@@ -18,6 +20,10 @@ import { countUsers, insertFirstUser } from "../store/users.js";
 import { WEB_ROOT, runLocalServer } from "./local-start.js";
 import { ensurePortFree, listenOrRefuse } from "./listen.js";
 import { untilStopSignal } from "./signals.js";
+import { checkReachable } from "./store-reach.js";
+
+/** Where `server start` listens without --host, and the only address of local mode. */
+export const DEFAULT_HOST = "127.0.0.1";
 
 export interface ServerStartOptions {
   host: string;
@@ -28,7 +34,14 @@ export interface ServerStartOptions {
 
 /** Runs until SIGINT/SIGTERM; resolves with the exit code. */
 export async function runServer(config: Config, options: ServerStartOptions): Promise<number> {
-  if (config.mode === "local") return runLocalServer(config, { port: options.port });
+  if (config.mode === "local") {
+    // `local start` serves http on 127.0.0.1 only: a public address or HTTPS asked for here was
+    // silently dropped, and the operator believed they had it. A loopback name means the same place.
+    if (options.tlsCert || options.tlsKey || !isLoopbackName(options.host)) {
+      throw invalid(`--host and --tls-cert/--tls-key are for distributed mode: in local mode \`server start\` is \`local start\`, which serves http on ${DEFAULT_HOST} only`);
+    }
+    return runLocalServer(config, { port: options.port });
+  }
   if (config.auth === "users") checkJwtSecret(config);
   const tls = readTls(options);
   await ensurePortFree(options.host, options.port);
@@ -43,7 +56,7 @@ export async function runServer(config: Config, options: ServerStartOptions): Pr
     else if (readApiToken() === null) service.log.warn("SERVICE_API_TOKEN is not set: the server is open, every request is allowed");
     const app = await buildHttpApp(service, operations, { webRoot: WEB_ROOT, listenHost: options.host, allowedHosts: config.allowedHosts, tls, metrics: createMetrics(service) });
     const port = await listenOrRefuse(app, options.host, options.port);
-    service.log.info(`jobhouse ${service.version} listening on ${tls ? "https" : "http"}://${options.host}:${port} (distributed mode, no workers in this process)`);
+    service.log.info(`jobhouse ${service.version} listening on ${tls ? "https" : "http"}://${isIPv6(options.host) ? `[${options.host}]` : options.host}:${port} (distributed mode, no workers in this process)`);
     service.log.info(`got ${await untilStopSignal()}: shutting down`);
     await app.close();
     return 0;
@@ -96,31 +109,31 @@ function readTls(options: ServerStartOptions): { cert: Buffer; key: Buffer } | u
       throw invalid(`${flag} ${path} cannot be read: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
     }
   };
-  return { cert: read("--tls-cert", options.tlsCert), key: read("--tls-key", options.tlsKey) };
+  const pair = { cert: read("--tls-cert", options.tlsCert), key: read("--tls-key", options.tlsKey) };
+  checkTlsPair(pair, options.tlsCert, options.tlsKey);
+  return pair;
 }
 
-/** One line naming the store that cannot be reached (password hidden) and why, before anything starts. */
-async function checkReachable(config: Config): Promise<void> {
-  const client = new pg.Client({ connectionString: config.sql.location, connectionTimeoutMillis: 5000 });
+/**
+ * A file that is not a PEM certificate (or key), or a key that is not the certificate's, is refused
+ * in one line naming the flag, before the stores open; HTTPS setup threw OpenSSL's own words
+ * ("PEM routines::no start line") as an unexpected failure, after migrating and seeding the admin.
+ */
+function checkTlsPair(pair: { cert: Buffer; key: Buffer }, certPath: string, keyPath: string): void {
+  const reason = (error: unknown) => (error as { reason?: string }).reason ?? (error as Error).message;
   try {
-    await client.connect();
-    await client.query("SELECT 1");
+    createSecureContext({ cert: pair.cert });
   } catch (error) {
-    throw unavailable(`PostgreSQL at ${redactUrl(config.sql.location)} cannot be reached: ${reason(error)}`, "sql_unreachable");
-  } finally {
-    await client.end().catch(() => undefined);
+    throw invalid(`--tls-cert ${certPath} is not a PEM certificate: ${reason(error)}`);
   }
-  const url = new URL(config.ch.location);
-  const ping = `${url.protocol}//${url.host}/ping`;
   try {
-    const response = await fetch(ping, { signal: AbortSignal.timeout(5000) });
-    if (!response.ok) throw new Error(`HTTP ${response.status}`);
+    createSecureContext({ key: pair.key });
   } catch (error) {
-    throw unavailable(`ClickHouse at ${redactUrl(config.ch.location)} cannot be reached: ${reason(error)}`, "clickhouse_unreachable");
+    throw invalid(`--tls-key ${keyPath} is not a PEM private key (unencrypted): ${reason(error)}`);
+  }
+  try {
+    createSecureContext(pair);
+  } catch (error) {
+    throw invalid(`--tls-key ${keyPath} does not go with --tls-cert ${certPath}: ${reason(error)}`);
   }
 }
-
-const reason = (error: unknown): string => {
-  const e = error as Error & { code?: string; cause?: { code?: string; message?: string } };
-  return e.cause?.code ?? e.code ?? e.cause?.message ?? e.message ?? String(error);
-};

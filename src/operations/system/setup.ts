@@ -17,10 +17,10 @@ export const setup = defineOperation({
   input: z.object({}),
   output: SetupResult,
   cli: { command: "setup", examples: ["jobhouse setup"], confirm: (r: { migrations_applied: string[] }) => `Ready (${r.migrations_applied.length} migration(s) applied)` },
-  async handler(_input, { config, db, columns }) {
+  async handler(_input, { config, db, columns, migratedOnOpen = [] }) {
     await mkdir(config.home, { recursive: true });
     await mkdir(config.logDir, { recursive: true });
-    const applied = await migrateToLatest(db);
+    const applied = [...migratedOnOpen, ...(await migrateToLatest(db))];
     const store = await columns(); // opening creates the database when missing
     return {
       home: config.home,

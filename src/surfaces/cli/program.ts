@@ -11,7 +11,7 @@ import { renderObjectWithLineage } from "./lineage-tree.js";
 import { renderHuman } from "./render.js";
 import type { ObjectDetail } from "../../models/objects.js";
 
-/** `--output`: the human table, with every column, the REST body, or the same as YAML. */
+/** `-o, --output`: the human table, with every column, the REST body, or the same as YAML. */
 const OUTPUT_FORMATS = ["table", "wide", "json", "yaml"];
 
 /** `run-job --wait` saw the job end without completing; the CLI exits with EXIT_JOB_NOT_COMPLETED. */
@@ -88,7 +88,8 @@ export function addOperationCommands(program: Command, operations: readonly AnyO
     }
     for (const [flag, { description }] of Object.entries(op.cli.flags ?? {})) command.option(`--${flag}`, description);
     command.option("--json", "print the JSON body exactly as the REST API returns it (--output json)");
-    command.addOption(new Option("--output <format>", "table (the default), wide, json (the REST body) or yaml").choices(OUTPUT_FORMATS));
+    // -o as kubectl and docker spell it.
+    command.addOption(new Option("-o, --output <format>", "table (the default), wide, json (the REST body) or yaml").choices(OUTPUT_FORMATS));
     command.option("--absolute", "times as written (ISO 8601, UTC) instead of relative (3m ago)");
     command.option("--no-headers", "tables without their header line and footer (for scripts)");
     if (op.cli.detailColumns) command.option("--wide", "every column of the tables below the fields, not the compact set");
@@ -114,7 +115,7 @@ export function addOperationCommands(program: Command, operations: readonly AnyO
       }
       const output = await call(op, coerceTextInput(op, input));
       const format = options.json ? "json" : ((options.output as string | undefined) ?? (options.wide ? "wide" : "table"));
-      if (op.cli!.follow && options.wait) return waitAndReport((output as { id: string }).id, format === "json");
+      if (op.cli!.follow && options.wait) return waitAndReport((output as { id: string }).id, format);
       if (format === "json") return io.out(JSON.stringify(output ?? null, null, 2));
       if (format === "yaml") return io.out(stringifyYaml(output ?? null).trimEnd());
       const renderOptions = { absolute: Boolean(options.absolute), headers: options.headers !== false, wide: format === "wide", color: io.color };
@@ -127,7 +128,7 @@ export function addOperationCommands(program: Command, operations: readonly AnyO
     return new Map(operations.map((o) => [o.name, o]));
   }
 
-  async function waitAndReport(jobId: string, json: boolean): Promise<void> {
+  async function waitAndReport(jobId: string, format: string): Promise<void> {
     const operationsByName = byName();
     const stopExecution = (await io.ensureExecution?.()) ?? (async () => undefined);
     // The id first: whatever happens to this command, the job can be found and followed again.
@@ -141,7 +142,9 @@ export function addOperationCommands(program: Command, operations: readonly AnyO
     }
     // The job's result with task references followed: what the human form prints as "result:".
     const result = job.status === "COMPLETED" ? await resolveJobResult(job, call, operationsByName) : null;
-    if (json) io.out(JSON.stringify({ ...job, result }, null, 2));
+    // --output json and yaml print the job with its result, as the other commands print their body.
+    if (format === "json") io.out(JSON.stringify({ ...job, result }, null, 2));
+    else if (format === "yaml") io.out(stringifyYaml({ ...job, result }).trimEnd());
     else if (job.status === "COMPLETED") io.out(`Job ${job.id} (${job.name}) COMPLETED in ${job.duration_ms ?? 0} ms\nresult: ${JSON.stringify(result, null, 2)}`);
     else {
       const failed = job.tasks.find((t) => t.status === "FAILED");
