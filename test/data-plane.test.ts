@@ -108,6 +108,16 @@ forEachBackend("data plane", (backend) => {
     expect((await left.rows()).find((r) => r.region === "east")!.manager).toBeNull();
     const full = await sales.join(regions, { on: "region", how: "full" });
     expect(await full.count()).toBe(5);
+    // right keeps every row of the other side; outer is full's other name.
+    const right = await (await sales.join(regions, { on: "region", how: "right" })).sort("region", "amount");
+    expect((await right.rows()).map((r) => [r.region, r.amount, r.manager])).toEqual([
+      ["north", 5, "ann"],
+      ["north", 10, "ann"],
+      ["south", 25, "bob"],
+      ["west", null, "cy"],
+    ]);
+    expect(await (await sales.join(regions, { on: "region", how: "outer" })).count()).toBe(5);
+    await expect(sales.join(regions, { on: "region", how: "cross" as never })).rejects.toThrow(/join how must be inner, left, right or full \(outer\), got "cross"/);
     const both = await sales.union(sales);
     expect(await both.count()).toBe(8);
     const top2 = await (await sales.sort("amount DESC")).limit(2);
@@ -175,6 +185,20 @@ forEachBackend("data plane", (backend) => {
     await expect(obj.select({ "x y": "v" })).rejects.toThrow(/not a valid column name/);
     await expect(obj.insert([{ nope: 1 }])).rejects.toThrow(/no column "nope"/);
     expect((await h.http("GET", "/api/v0/objects/evil_values")).status).toBe(200);
+  });
+
+  // CONTRACT §5: a name is at most 63 characters, anything else 422; a longer ref was looked up (404).
+  it("get and delete refuse a ref that is no name, table name or id with 422", async () => {
+    const longest = "n".repeat(63);
+    const made = await create({ a: [1] }, { name: longest, scope: "global" });
+    expect((await h.http("GET", `/api/v0/objects/${longest}`)).status).toBe(200);
+    expect((await h.http("GET", `/api/v0/objects/${made.table}`)).status).toBe(200);
+    for (const method of ["GET", "DELETE"] as const) {
+      const refused = await h.http(method, `/api/v0/objects/${"n".repeat(64)}`);
+      expect(refused.status, method).toBe(422);
+      expect(refused.body).toMatchObject({ code: "invalid" });
+    }
+    expect((await h.http("DELETE", `/api/v0/objects/${made.table}`)).status).toBe(204);
   });
 
   it("replaces an object with one computed from itself", async () => {

@@ -54,6 +54,22 @@ forEachBackend("HTTP documents", (backend) => {
     expect(result.valid).toBe(true);
   });
 
+  it("OpenAPI documents 409 only where a route can answer it", async () => {
+    const doc = (await h.http("GET", "/api/v0/openapi.json")).body as { paths: Record<string, Record<string, { responses: Record<string, unknown> }>> };
+    const has409 = (method: string, path: string) => "409" in doc.paths[path]![method]!.responses;
+    for (const [method, path] of [["post", "/api/v0/jobs:run"], ["post", "/api/v0/jobs/{ref}/cancel"], ["post", "/api/v0/registered-jobs"], ["post", "/api/v0/workers/{id}/stop"]]) {
+      expect(has409(method!, path!), `${method} ${path}`).toBe(true);
+    }
+    const never: [string, string][] = [
+      ["post", "/api/v0/registered-jobs/{name}/enable"], ["post", "/api/v0/registered-jobs/{name}/disable"], ["post", "/api/v0/workers"],
+      ["post", "/api/v0/auth/login"], ["post", "/api/v0/auth/refresh"], ["post", "/api/v0/auth/logout"], ["put", "/api/v0/users/{ref}/password"],
+    ];
+    for (const [method, path] of never) expect(has409(method, path), `${method} ${path}`).toBe(false);
+    // Enabling or disabling twice is no conflict: the same answer again.
+    await h.call("register_job", { entrypoint: "test/fixtures/jobs.ts:hello", name: "twice", schedule: "0 1 * * *" });
+    for (const action of ["disable", "disable", "enable", "enable"]) expect((await h.http("POST", `/api/v0/registered-jobs/twice/${action}`)).status).toBe(200);
+  });
+
   it("OpenAPI passes Redocly's recommended rules and Spectral's oas rules with no error or warning", async () => {
     const doc = (await h.http("GET", "/api/v0/openapi.json")).body;
     expect(await redoclyFindings(doc)).toEqual([]);

@@ -98,12 +98,16 @@ forEachBackend("Problems", (backend) => {
       ["task id not a number", "GET", "/api/v0/tasks/abc"],
       ["task id too large", "GET", "/api/v0/tasks/99999999999999999999"],
       ["worker id not a number", "POST", "/api/v0/workers/x/stop"],
+      ["log of attempt 0 (attempts count from 1)", "GET", "/api/v0/tasks/42/logs?attempt=0"],
       ["run_job without name", "POST", "/api/v0/jobs:run", {}],
       ["run_job name of wrong type", "POST", "/api/v0/jobs:run", { name: 5 }],
       ["run_job kwargs not an object", "POST", "/api/v0/jobs:run", { name: "known", kwargs: [1, 2] }],
       ["run_job unknown preservation mode", "POST", "/api/v0/jobs:run", { name: "known", preservation_mode: "SOME" }],
       ["run_job unknown field", "POST", "/api/v0/jobs:run", { name: "known", prority: 1 }],
       ["run_job malformed entrypoint", "POST", "/api/v0/jobs:run", { name: "jobs/p.ts:" }],
+      // Refused by the confinement rules: still Invalid, so still code `invalid` (SPEC Errors).
+      ["run_job of a builtin module", "POST", "/api/v0/jobs:run", { name: "node:fs:readFileSync" }],
+      ["register_job of a file outside the job roots", "POST", "/api/v0/registered-jobs", { entrypoint: "/etc/passwd:x" }],
       ["body is an array", "POST", "/api/v0/jobs:run", [1]],
       ["body is not JSON", "POST", "/api/v0/jobs:run", "{name:"],
       ["empty JSON body", "POST", "/api/v0/jobs:run", ""],
@@ -124,10 +128,50 @@ forEachBackend("Problems", (backend) => {
       expect((result.body as { detail: string }).detail).toMatch(/^limit: /);
     });
 
+    // An MCP client that leaves out a RefId read zod's "ref: Invalid input", which names no cause.
+    it("says a left-out field is required, a RefId included", async () => {
+      const mcp = await h.mcp();
+      for (const name of ["get_job", "job_stats", "cancel_job"]) {
+        const result = await mcp.callTool({ name, arguments: {} });
+        expect(result.isError, name).toBe(true);
+        expect(JSON.parse((result.content as { text: string }[])[0]!.text)).toMatchObject({ status: 422, code: "invalid", detail: "ref: required" });
+      }
+      const rest = await h.http("POST", "/api/v0/registered-jobs", {});
+      expect((rest.body as { detail: string }).detail).toBe("entrypoint: required");
+    });
+
     it(`start_worker in ${backend.name} mode`, async () => {
       const result = await h.http("POST", "/api/v0/workers", {});
       if (backend.name === "local") expectProblem(result, 422, "invalid");
       else expect(result.status).toBe(202);
+    });
+  });
+
+  // Clients generated from the spec's models send unset optional fields as null (a pydantic
+  // model's dump, an MCP agent filling every property): null means "not given", never a 422.
+  describe("null for an optional field means not given", () => {
+    it("run_job over REST with preservation_mode and kwargs null", async () => {
+      const result = await h.http("POST", "/api/v0/jobs:run", { name: "known", kwargs: null, preservation_mode: null });
+      expect(result.status, result.text).toBe(201);
+      expect(result.body).toMatchObject({ name: "known", preservation_mode: "NONE" });
+    });
+
+    it("list filters and purge over MCP with their unset fields null", async () => {
+      const mcp = await h.mcp();
+      const jobs = await mcp.callTool({ name: "list_jobs", arguments: { status: null, name: "known", since: null, limit: null, cursor: null } });
+      expect(jobs.isError, JSON.stringify(jobs)).toBeFalsy();
+      expect(jobs.structuredContent).toMatchObject({ items: expect.any(Array), next_cursor: null });
+      const registered = await mcp.callTool({ name: "register_job", arguments: { entrypoint: "test/fixtures/jobs.ts:hello", name: "nullish", defaults: null, enabled: null, schedule: null } });
+      expect(registered.structuredContent).toMatchObject({ name: "nullish", defaults: {}, enabled: true, schedule: null });
+      // Null is no filter: an otherwise empty purge is still refused.
+      const purge = await mcp.callTool({ name: "purge_objects", arguments: { prefix: null, scope: null } });
+      expect(purge.isError).toBe(true);
+      expect(JSON.stringify(purge.content)).toMatch(/invalid/);
+    });
+
+    it("a required field stays required", async () => {
+      expectProblem(await h.http("POST", "/api/v0/jobs:run", { name: null }), 422, "invalid");
+      expectProblem(await h.http("POST", "/api/v0/registered-jobs", { entrypoint: null }), 422, "invalid");
     });
   });
 
@@ -138,6 +182,19 @@ forEachBackend("Problems", (backend) => {
   it("an oversized body is 413, not a 500", async () => {
     const result = await h.http("POST", "/api/v0/jobs:run", { name: "known", kwargs: { blob: "x".repeat(11 * 1024 * 1024) } });
     expectProblem(result, 413, "payload_too_large");
+  });
+
+  it("an empty body sent as JSON is no body: routes that take none answer, run_job still asks for a name", async () => {
+    const json = { "content-type": "application/json" };
+    const job = (await h.call("run_job", { name: "known" })) as { id: string };
+    const cancel = await h.http("POST", `/api/v0/jobs/${job.id}/cancel`, "", json);
+    expect(cancel.status, cancel.text).toBe(200);
+    expect(cancel.body).toMatchObject({ id: job.id, status: "CANCELLED" });
+    expect((await h.http("POST", "/api/v0/registered-jobs/known/disable", " ", json)).body).toMatchObject({ name: "known", enabled: false });
+    expect((await h.http("POST", "/api/v0/registered-jobs/known/enable", "", json)).body).toMatchObject({ name: "known", enabled: true });
+    const run = await h.http("POST", "/api/v0/jobs:run", "", json);
+    expectProblem(run, 422, "invalid");
+    expect((run.body as { detail: string }).detail).toMatch(/^name: required/);
   });
 
   it("a wrong content type is 415", async () => {

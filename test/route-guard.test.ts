@@ -135,6 +135,27 @@ forEachBackend("the route guard", (backend) => {
     expect(tried).toBeGreaterThan(1000);
   });
 
+  // SPEC Scheme A rule 3: every request to /api/v0/* and /mcp/* carries the token, routed or not.
+  it("asks for the token before saying a path under /api/v0 or /mcp does not exist", async () => {
+    const cases: [string, string, number][] = [
+      ["GET", "/api/v0/no-such-route", 404],
+      ["GET", "/api/v0", 404],
+      ["PUT", "/api/v0/jobs", 405],
+      ["GET", "/api/v0/jobs/123/cancel", 405],
+      ["GET", "/mcp/anything", 404],
+    ];
+    for (const [method, url, routed] of cases) {
+      const none = await h.app.inject({ method: method as "GET", url });
+      expect(none.statusCode, `${method} ${url}`).toBe(401);
+      expect(none.headers["www-authenticate"]).toBe("Bearer");
+      expect(JSON.parse(none.body)).toMatchObject({ code: "unauthorized" });
+      const right = await h.app.inject({ method: method as "GET", url, headers: { authorization: `Bearer ${TOKEN}` } });
+      expect(right.statusCode, `${method} ${url}`).toBe(routed);
+    }
+    // The open documents stay open all the way down: a missing asset is just missing.
+    expect((await h.app.inject({ method: "GET", url: "/api/v0/docs/no-such-asset.js" })).statusCode).toBe(404);
+  });
+
   it("keeps health, the documents and the web app open", async () => {
     for (const url of ["/health", "/health?probe=1&x", "/api/v0/openapi.json", "/api/v0/docs", "/api/v0/redoc", "/", "/?p=jobs"]) {
       expect((await h.app.inject({ method: "GET", url })).statusCode, url).toBe(200);
@@ -157,7 +178,7 @@ forEachBackend("the route guard", (backend) => {
       for (const host of ["attacker.example", "attacker.example:5255", "127.0.0.1.nip.io", "localhost.attacker.example"]) {
         const response = await h.app.inject({ method: "GET", url: "/api/v0/jobs", headers: { host } });
         expect(response.statusCode, host).toBe(403);
-        expect(JSON.parse(response.body)).toMatchObject({ code: "host_not_allowed" });
+        expect(JSON.parse(response.body)).toMatchObject({ code: "forbidden", detail: expect.stringMatching(/is not a name of this server/) });
       }
       for (const host of ["localhost", "localhost:5255", "127.0.0.1:5255", "127.1.2.3", "[::1]:5255", "app.localhost:80"]) {
         expect((await h.app.inject({ method: "GET", url: "/api/v0/jobs", headers: { host } })).statusCode, host).toBe(200);
@@ -177,7 +198,7 @@ forEachBackend("the route guard", (backend) => {
       for (const origin of ["http://attacker.example", "null", "http://127.0.0.1:9999", "https://127.0.0.1:5255", "file://"]) {
         const response = await run(origin);
         expect(response.statusCode, origin).toBe(403);
-        expect(JSON.parse(response.body)).toMatchObject({ code: "origin_not_allowed" });
+        expect(JSON.parse(response.body)).toMatchObject({ code: "forbidden", detail: expect.stringMatching(/only this server.s own pages/) });
       }
       const mcp = await h.app.inject({ method: "POST", url: "/mcp", headers: { ...MCP_HEADERS, host, origin: "http://attacker.example" }, payload: JSON.stringify(MCP_LIST) });
       expect(mcp.statusCode).toBe(403);

@@ -4,7 +4,7 @@
 // the user store and its commands run on both backends.
 
 import { createHmac } from "node:crypto";
-import { SignJWT } from "jose";
+import { SignJWT, decodeJwt } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runCli } from "../src/app/cli.js";
 import { ManualClock } from "../src/core/clock.js";
@@ -88,19 +88,18 @@ interface Pair {
         await login(username, "not the password");
         return Number(process.hrtime.bigint() - started) / 1e6;
       };
-      // Alternated, median of 3: a missing bcrypt comparison would be ~100x faster.
+      await Promise.all([0, 1, 2, 3, 4].map((i) => h.call("create_user", { username: `timing${i}`, password: "timing password", role: "viewer" })));
+      // Alternated, median of 5. A missing bcrypt comparison would be about 100x faster; the bounds
+      // are wide so that a burst of other load on the machine cannot fail the test.
       const unknown: number[] = [];
       const wrong: number[] = [];
-      for (let i = 0; i < 3; i++) {
+      for (let i = 0; i < 5; i++) {
         unknown.push(await time(`ghost${i}`));
         wrong.push(await time(`timing${i}`));
       }
-      await Promise.all([0, 1, 2].map((i) => h.call("create_user", { username: `timing${i}`, password: "timing password", role: "viewer" })));
-      wrong.length = 0;
-      for (let i = 0; i < 3; i++) wrong.push(await time(`timing${i}`));
-      const median = (values: number[]) => values.sort((a, b) => a - b)[1]!;
-      expect(median(unknown) / median(wrong)).toBeGreaterThan(0.5);
-      expect(median(unknown) / median(wrong)).toBeLessThan(2);
+      const median = (values: number[]) => values.sort((a, b) => a - b)[2]!;
+      expect(median(unknown) / median(wrong)).toBeGreaterThan(0.2);
+      expect(median(unknown) / median(wrong)).toBeLessThan(5);
     });
 
     it("throttles a username after 10 failures in 15 minutes with 429 and Retry-After, the right password included", async () => {
@@ -168,6 +167,18 @@ interface Pair {
         expect(response.headers.get("www-authenticate"), what).toBe("Bearer");
         expect((response.body as { code: string }).code, what).toBe("unauthorized");
       }
+    });
+
+    // SPEC rule 4 names the claims sub, role, exp and type; iat and name are extras of our own.
+    it("accepts a token with exactly SPEC's claims, and /auth/me names its user", async () => {
+      const sub = decodeJwt((await tokens("alice", "alice password")).access_token).sub;
+      const token = await new SignJWT({ sub, role: "viewer", type: "access" })
+        .setProtectedHeader({ alg: "HS256" })
+        .setExpirationTime(Math.floor(clock.now() / 1000) + 600)
+        .sign(new TextEncoder().encode(SECRET));
+      expect((await h.http("GET", "/api/v0/jobs", undefined, bearer(token))).status).toBe(200);
+      const me = await h.http("GET", "/api/v0/auth/me", undefined, bearer(token));
+      expect(me.body).toEqual({ id: sub, username: "alice", role: "viewer" });
     });
 
     it("is trusted until it expires, one access lifetime at most", async () => {
@@ -453,7 +464,8 @@ forEachBackend("users: the store and the CLI's user commands", (backend) => {
   it("login says user authentication is off where Scheme B is not enforced", async () => {
     const response = await h.http("POST", "/api/v0/auth/login", { username: "first", password: "a fresh password" });
     expect(response.status).toBe(422);
-    expect((response.body as { code: string }).code).toBe("auth_disabled");
+    // SPEC Errors: Invalid is 422 `invalid`; the detail carries the reason.
+    expect(response.body).toMatchObject({ code: "invalid", detail: expect.stringMatching(/user authentication is off/) });
   });
 });
 

@@ -35,7 +35,8 @@ export async function verifyAccessToken(token: string, secret: string, nowMs: nu
     const { payload } = await jwtVerify(token, encoder.encode(secret), {
       algorithms: ["HS256"],
       currentDate: new Date(nowMs),
-      requiredClaims: ["sub", "exp", "iat"],
+      // SPEC rule 4/7: sub, role, exp and type make an access token; iat and name are ours, optional.
+      requiredClaims: ["sub", "exp"],
     });
     if (payload.type !== "access") return null;
     if (payload.role !== "admin" && payload.role !== "viewer") return null;

@@ -84,7 +84,8 @@ export function aggregate(src: Source, keys: string[], aggregates: Record<string
   return { select: sql`SELECT ${list(parts)} FROM ${src.ref}${groupBy}`, lineage };
 }
 
-export type JoinKind = "inner" | "left" | "full";
+/** "outer" is "full" by its other common name. */
+export type JoinKind = "inner" | "left" | "right" | "full" | "outer";
 
 /**
  * Joins on columns both sides share (USING). Right-side columns whose names clash with the left get
@@ -96,8 +97,8 @@ export function join(left: Source, right: Source, on: string[], how: JoinKind, s
     checkColumnName(key);
     if (!left.columns.includes(key) || !right.columns.includes(key)) throw new TypeError(`join key "${key}" must be a column of both objects`);
   }
-  const kind = { inner: "INNER", left: "LEFT", full: "FULL OUTER" }[how];
-  if (!kind) throw new TypeError(`join how must be inner, left or full, got "${how}"`);
+  const kind = ({ inner: "INNER", left: "LEFT", right: "RIGHT", full: "FULL OUTER", outer: "FULL OUTER" } as Record<string, string>)[how];
+  if (!kind) throw new TypeError(`join how must be inner, left, right or full (outer), got "${how}"`);
   const rightOnly = right.columns.filter((c) => !on.includes(c));
   const renamed = rightOnly.map((c) => [c, left.columns.includes(c) ? checkColumnName(c + suffix) : c] as const);
   const clash = renamed.find(([c, as]) => c !== as && left.columns.includes(as));

@@ -52,15 +52,18 @@ const packageOf = (specifier: string) => specifier.split("/").slice(0, specifier
 
 const ROOTS_RULE = "entrypoint modules must be files under the job roots (the working directory, or SERVICE_JOBS_PATH)";
 
-/** The URL a module specifier loads from, after the confinement rules; refusals name the rule, not our paths. */
+/**
+ * The URL a module specifier loads from, after the confinement rules; refusals name the rule, not
+ * our paths, and are plain 422 `invalid` (SPEC Errors, CONTRACT §4): the detail says which rule.
+ */
 export function moduleUrl(module: string): string {
   if (/^[A-Za-z][A-Za-z0-9+.-]*:/.test(module)) {
-    throw invalid(`module "${module}" is refused: URLs and node: builtins are not entrypoints; ${ROOTS_RULE}`, "entrypoint_refused");
+    throw invalid(`module "${module}" is refused: URLs and node: builtins are not entrypoints; ${ROOTS_RULE}`);
   }
   if (!looksLikeFile(module)) {
-    if (isBuiltin(module)) throw invalid(`module "${module}" is refused: Node's builtins are not entrypoints`, "entrypoint_refused");
+    if (isBuiltin(module)) throw invalid(`module "${module}" is refused: Node's builtins are not entrypoints`);
     if (!jobPackages.includes(packageOf(module))) {
-      throw invalid(`module "${module}" is refused: package "${packageOf(module)}" is not named in SERVICE_JOBS_PACKAGES`, "entrypoint_refused");
+      throw invalid(`module "${module}" is refused: package "${packageOf(module)}" is not named in SERVICE_JOBS_PACKAGES`);
     }
     return module;
   }
@@ -71,9 +74,9 @@ export function moduleUrl(module: string): string {
     // Symlinks and `..` are resolved before the check: the file itself must live under a root.
     const real = realpathSync(candidate);
     const root = roots.find((r) => insideOf(r, real));
-    if (!root) throw invalid(`module "${module}" is refused: ${ROOTS_RULE}`, "entrypoint_refused");
+    if (!root) throw invalid(`module "${module}" is refused: ${ROOTS_RULE}`);
     if (relative(root, real).split(sep).includes("node_modules")) {
-      throw invalid(`module "${module}" is refused: files of installed packages are not entrypoints unless SERVICE_JOBS_PACKAGES names the package`, "entrypoint_refused");
+      throw invalid(`module "${module}" is refused: files of installed packages are not entrypoints unless SERVICE_JOBS_PACKAGES names the package`);
     }
     if (!statSync(real).isFile()) throw invalid(`module "${module}" is not a file`);
     if (!FILE_EXTENSIONS.some((ext) => real.endsWith(ext))) throw invalid(`module "${module}" must be a .ts, .mts, .js or .mjs file`);

@@ -105,15 +105,20 @@ export const ObjectDetail = ObjectView.extend({
 });
 export type ObjectDetail = z.infer<typeof ObjectDetail>;
 
-/** CONTRACT §5: names (and the table names of temp objects) match this; anything else is 422. */
+/** CONTRACT §5: names match this (at most 63 characters); anything else is 422. */
+const NAME = "[A-Za-z_][A-Za-z0-9_]{0,62}";
+/** The table of an object of each scope (CONTRACT §5): t_<id>, j_<job_id>_<name>, p_<name>. */
+const TABLE = `t_\\d{1,19}|j_\\d{1,19}_${NAME}|p_${NAME}`;
+
+/** An object's name or its table name. */
 export const ObjectName = z
   .string()
-  .regex(/^[A-Za-z_][A-Za-z0-9_]{0,127}$/, "must match ^[A-Za-z_][A-Za-z0-9_]*$")
-  .meta({ description: "An object name: letters, digits and _, not starting with a digit", examples: ["monthly_revenue"] });
+  .regex(new RegExp(`^(?:${NAME}|${TABLE})$`), "must be an object name (^[A-Za-z_][A-Za-z0-9_]{0,62}$) or its table name")
+  .meta({ description: "An object name: letters, digits and _, not starting with a digit, at most 63 characters; or its table name", examples: ["monthly_revenue"] });
 /** get_object's ref: a name (the newest object of a job-scoped name), a table name, or an id. */
 export const ObjectRef = z
   .string()
-  .regex(/^(?:[A-Za-z_][A-Za-z0-9_]{0,127}|\d{1,19})$/, "must be an object name, a table name or an id")
+  .regex(new RegExp(`^(?:${NAME}|${TABLE}|\\d{1,19})$`), "must be an object name (^[A-Za-z_][A-Za-z0-9_]{0,62}$), a table name or an id")
   .meta({ description: "Object name (a job-scoped name means the newest run's), table name, or id", examples: ["monthly_revenue", "p_monthly_revenue", "912370881995911168"] });
 
 export const ObjectFilter = z.object({

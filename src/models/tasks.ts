@@ -34,6 +34,7 @@ export const TaskDetail = TaskView.extend({
   log_path: z.string().nullable(),
   worker_id: IdString.nullable(),
   max_attempts: z.number().int().positive(),
+  retry_after: NullableTimestamp.describe("After a failed attempt with attempts left: when the backoff ends and the next attempt may start; null before any retry"),
   depends_on: z.array(IdString),
   reused_from: IdString.nullable().describe("In a re-run: the task of the run re-run whose result this one reused instead of running; null when it ran"),
 });
@@ -53,5 +54,6 @@ export type TaskLogsView = z.infer<typeof TaskLogsView>;
 export const TaskIdInput = z.object({ id: IdInput });
 export const TaskLogsInput = z.object({
   id: IdInput,
-  attempt: z.number().int().nonnegative().optional().describe("Defaults to the latest attempt that started"),
+  // CONTRACT §3: attempts count from 1, so there is no attempt 0 to read.
+  attempt: z.number().int().positive().optional().describe("Defaults to the latest attempt that started"),
 });

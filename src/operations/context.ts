@@ -46,6 +46,8 @@ export interface ServiceContext {
   readonly results: ResultCache;
   /** Checks entrypoints in a task thread (a module's top-level code never runs on this one). */
   readonly jobs: JobInspector;
+  /** Migrations applied while opening the store (a fresh one is migrated to lease an id node); setup reports them. */
+  readonly migratedOnOpen?: readonly string[];
 }
 
 export interface OperationContext extends ServiceContext {

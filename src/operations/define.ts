@@ -20,6 +20,8 @@ export interface HttpBinding {
   location?: (output: never) => string;
   /** Error statuses beyond those the method implies (OpenAPI), e.g. 404 for a name to look up. */
   errors?: number[];
+  /** Whether it can answer 409 (OpenAPI); by default, whether it mutates. */
+  conflicts?: boolean;
   /** Query strings are ignored rather than validated (probes add cache-busting parameters). */
   ignoreQuery?: boolean;
 }

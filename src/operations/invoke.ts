@@ -5,6 +5,7 @@ import { forbidden, invalid } from "../core/errors.js";
 import type { OperationContext } from "./context.js";
 import { type Operation, requiredRole } from "./define.js";
 import { cacheKey } from "./result-cache.js";
+import { dropUnsetNulls } from "./schemas.js";
 
 export async function invoke<I extends z.ZodType, O extends z.ZodType>(
   op: Operation<I, O>,
@@ -15,7 +16,7 @@ export async function invoke<I extends z.ZodType, O extends z.ZodType>(
   if (requiredRole(op) === "admin" && ctx.principal.role !== "admin") {
     throw forbidden(`${op.name} needs the admin role; ${ctx.principal.username} is ${ctx.principal.role}`);
   }
-  const parsed = op.input.safeParse(rawInput ?? {});
+  const parsed = op.input.safeParse(dropUnsetNulls(op, rawInput ?? {}));
   // Zod issues become `invalid` here and nowhere else.
   if (!parsed.success) throw invalid(describeIssues(parsed.error));
   const run = async () => {
@@ -32,8 +33,18 @@ export function describeIssues(error: z.ZodError): string {
     .slice(0, 5)
     .map((issue) => {
       const path = issue.path.map(String).join(".");
-      const message = issue.code === "unrecognized_keys" ? `unknown field(s) ${issue.keys.join(", ")}` : issue.message;
+      const message = issue.code === "unrecognized_keys" ? `unknown field(s) ${issue.keys.join(", ")}` : isMissing(issue) ? "required" : issue.message;
       return path ? `${path}: ${message}` : message;
     })
     .join("; ");
+}
+
+/**
+ * A union field left out (a RefId: number or string) is "required", not zod's bare "Invalid input",
+ * which says nothing to an MCP client that forgot `ref`.
+ */
+function isMissing(issue: z.core.$ZodIssue): boolean {
+  if (issue.code === "invalid_type") return / received undefined$/.test(issue.message);
+  if (issue.code === "invalid_union") return issue.errors.length > 0 && issue.errors.every((branch) => branch.some(isMissing));
+  return false;
 }

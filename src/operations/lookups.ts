@@ -9,7 +9,8 @@ import { findUserById, findUserByName } from "../store/users.js";
 import { findTaskById } from "../store/tasks.js";
 import { findWorkerById } from "../store/workers.js";
 
-const ID_PATTERN = /^\d{1,19}$/;
+/** A ref that is all digits is an id (CONTRACT §4 RefId). */
+export const ID_PATTERN = /^\d{1,19}$/;
 
 /** CONTRACT §4: an all-digit ref is an id, any other string the most recent job of that name. */
 export async function requireJob(db: Store, ref: string): Promise<JobRow> {

@@ -54,6 +54,26 @@ export function fieldTypes(field: JsonSchema | undefined): Set<string> {
 }
 
 /**
+ * Drops `null` from optional fields that do not take null, so null means "not given" and the
+ * field's default applies: clients generated from the spec's models (and MCP agents) send every
+ * optional field, unset ones as null (`{"name": "sales", "preservation_mode": null}`). A required
+ * field, or one where null is a value of its own (`schedule`, `max_tasks`), is left to validation.
+ */
+export function dropUnsetNulls(op: AnyOperation, raw: unknown): unknown {
+  if (typeof raw !== "object" || raw === null || Array.isArray(raw)) return raw;
+  const schema = inputSchemaOf(op);
+  const required = new Set(schema.required ?? []);
+  const properties = schema.properties ?? {};
+  const entries = Object.entries(raw).filter(([key, value]) => {
+    if (value !== null || required.has(key) || !Object.hasOwn(properties, key)) return true;
+    const types = fieldTypes(properties[key]);
+    // A field of no declared type may hold any JSON value, null included.
+    return types.size === 0 || types.has("null");
+  });
+  return entries.length === Object.keys(raw).length ? raw : Object.fromEntries(entries);
+}
+
+/**
  * Turns text values (query parameters, CLI options) into the JSON types the input declares:
  * "50" → 50 for a number field, "true" → true for a boolean, '{"a":1}' → an object. A value that
  * does not convert is passed on unchanged, so validation reports it with the field's name.

@@ -52,6 +52,7 @@ export function toTaskDetail(row: TaskRow, dependsOn: bigint[]): TaskDetail {
     log_path: row.log_path,
     worker_id: idOrNull(row.worker_id),
     max_attempts: Number(row.max_attempts),
+    retry_after: toIso(row.retry_after),
     depends_on: dependsOn.map(String),
     reused_from: idOrNull(row.reused_from),
   };

@@ -79,6 +79,11 @@ export function task<A = Record<string, unknown>, R = unknown>(
   if (!NAME.test(name)) throw new Error(`task name "${name}" must match ${NAME}`);
   validateOptions(options, `task "${name}"`);
   const moduleUrl = callerModuleUrl();
+  // A stored task names its code by module and task name: a second task of that name would take
+  // the first one's calls too.
+  if (taskRegistry.has(`${moduleUrl}#${name}`)) {
+    throw new Error(`task name "${name}" is used twice in ${displayModule(moduleUrl)}: each task of a module needs a name of its own`);
+  }
   const definition = ((kwargs: Refs<A>) => scheduleTask(definition, kwargs)) as TaskFunction<A, R>;
   Object.defineProperty(definition, "name", { value: name });
   Object.assign(definition, {

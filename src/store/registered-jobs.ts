@@ -1,5 +1,6 @@
 // The registered_jobs table: registrations by name, filtered pages and the enabled flag.
 
+import { sql } from "kysely";
 import { decodeCursor, countOf, pageOf, startsWith } from "./paging.js";
 import type { RegisteredJobRow } from "./schema.js";
 import type { Store } from "./db.js";
@@ -82,9 +83,13 @@ export async function setRegisteredJobEnabled(
   nextRunAtMs: number | null,
   nowMs: number,
 ): Promise<RegisteredJobRow | undefined> {
+  // Enabling an enabled schedule keeps its fire time, which may be due: a fire missed while nothing
+  // ran stays owed (CONTRACT §4). Decided inside the statement, on the row as it is then, so a fire
+  // that a background process commits meanwhile is never set back (it would fire twice).
+  const nextRunAt = enabled ? sql<bigint | null>`CASE WHEN enabled = ${1} AND next_run_at IS NOT NULL THEN next_run_at ELSE ${nextRunAtMs} END` : null;
   await db
     .updateTable("registered_jobs")
-    .set({ enabled: enabled ? 1 : 0, next_run_at: nextRunAtMs, updated_at: nowMs })
+    .set({ enabled: enabled ? 1 : 0, next_run_at: nextRunAt, updated_at: nowMs })
     .where("name", "=", name)
     .execute();
   return findRegisteredJob(db, name);

@@ -15,7 +15,7 @@ export const login = defineOperation({
   mcp: false,
   input: LoginRequest,
   output: TokenPair,
-  http: { method: "POST", path: "/auth/login", errors: [401, 429] },
+  http: { method: "POST", path: "/auth/login", errors: [401, 429], conflicts: false },
   async handler({ username, password }, ctx) {
     return startSession(ctx, username, password);
   },
@@ -29,7 +29,7 @@ export const refreshToken = defineOperation({
   mcp: false,
   input: RefreshRequest,
   output: TokenPair,
-  http: { method: "POST", path: "/auth/refresh", errors: [401] },
+  http: { method: "POST", path: "/auth/refresh", errors: [401], conflicts: false },
   async handler({ refresh_token }, ctx) {
     return refresh(ctx, refresh_token);
   },
@@ -43,7 +43,7 @@ export const logout = defineOperation({
   mcp: false,
   input: LogoutRequest,
   output: z.void(),
-  http: { method: "POST", path: "/auth/logout", status: 204 },
+  http: { method: "POST", path: "/auth/logout", status: 204, conflicts: false },
   async handler({ refresh_token }, ctx) {
     await endSession(ctx, refresh_token);
   },

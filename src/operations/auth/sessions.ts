@@ -29,7 +29,8 @@ const REFUSED = "invalid username or password";
 /** Scheme B's operations exist only where it is enforced (SERVICE_AUTH=users). */
 export function requireUsersScheme(config: Config): string {
   if (config.auth !== "users" || !config.jwtSecret) {
-    throw invalid("user authentication is off on this server (SERVICE_AUTH=token): no login is needed or possible", "auth_disabled");
+    // SPEC Errors: Invalid is 422 with code `invalid`; the detail says why.
+    throw invalid("user authentication is off on this server (SERVICE_AUTH=token): no login is needed or possible");
   }
   return config.jwtSecret;
 }

@@ -11,7 +11,8 @@ import { toRegisteredJobView } from "../views.js";
 async function setEnabled(name: string, enabled: boolean, { db, clock }: OperationContext) {
   const registered = await requireRegisteredJob(db, name);
   const now = clock.now();
-  // Enabling computes the next fire time from now: runs missed while disabled are not owed.
+  // Enabling a disabled schedule starts it from now: runs missed while disabled are not owed. An
+  // enabled one keeps its own fire time (setRegisteredJobEnabled decides that in its statement).
   const nextRunAt = enabled && registered.schedule ? nextFireTime(registered.schedule, registered.timezone, now) : null;
   const updated = await setRegisteredJobEnabled(db, name, enabled, nextRunAt, now);
   return toRegisteredJobView(updated ?? (await requireRegisteredJob(db, name)));
@@ -26,7 +27,7 @@ export const enableJob = defineOperation({
   mcp: true,
   input: RegisteredJobName,
   output: RegisteredJobView,
-  http: { method: "POST", path: "/registered-jobs/:name/enable" },
+  http: { method: "POST", path: "/registered-jobs/:name/enable", conflicts: false },
   cli: { command: "job enable <name>", examples: ["jobhouse job enable nightly_sales"], confirm: (r: RegisteredJobView) => `Enabled job ${r.name}` },
   handler: ({ name }, ctx) => setEnabled(name, true, ctx),
 });
@@ -40,7 +41,7 @@ export const disableJob = defineOperation({
   mcp: true,
   input: RegisteredJobName,
   output: RegisteredJobView,
-  http: { method: "POST", path: "/registered-jobs/:name/disable" },
+  http: { method: "POST", path: "/registered-jobs/:name/disable", conflicts: false },
   cli: { command: "job disable <name>", examples: ["jobhouse job disable nightly_sales"], confirm: (r: RegisteredJobView) => `Disabled job ${r.name}` },
   handler: ({ name }, ctx) => setEnabled(name, false, ctx),
 });

@@ -18,7 +18,7 @@ export const setUserPassword = defineOperation({
   mcp: false,
   input: SetPasswordRequest,
   output: NoContent,
-  http: { method: "PUT", path: "/users/:ref/password", status: 204, errors: [404] },
+  http: { method: "PUT", path: "/users/:ref/password", status: 204, errors: [404], conflicts: false },
   cli: { command: "user passwd <ref>", examples: ["jobhouse user passwd alice        # reads the new password from standard input"], stdin: "password", confirm: () => "Password changed" },
   async handler({ ref, password }, { db, clock }) {
     checkPasswordRules(password);

@@ -15,7 +15,7 @@ export const startWorker = defineOperation({
   mcp: true,
   input: StartWorkerRequest,
   output: NoContent,
-  http: { method: "POST", path: "/workers", status: 202, errors: [503], location: () => `${API_PREFIX}/workers` },
+  http: { method: "POST", path: "/workers", status: 202, errors: [503], conflicts: false, location: () => `${API_PREFIX}/workers` },
   cli: { command: "worker spawn", examples: ["jobhouse worker spawn --max-tasks 1000"], confirm: () => "Worker process started; see `jobhouse worker list`" },
   async handler({ max_tasks }, { config, spawnWorker }) {
     // SPEC POST /workers rule 1: a spawned child would deadlock on the shared data-path lock.

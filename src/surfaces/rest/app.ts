@@ -12,7 +12,7 @@ import { createMcpEndpoint } from "../mcp/server.js";
 import { resolvePrincipal } from "./auth.js";
 import { registerDocs } from "./docs.js";
 import { EVENTS_PATH, EVENTS_PATH_ITEM, type EventStreamLimits, registerEventStream } from "./events.js";
-import { buildOpenApiDocument } from "./openapi.js";
+import { buildOpenApiDocument, problemResponse } from "./openapi.js";
 import { problemFor, routerProblem, sendProblem } from "./problems.js";
 import { type RouteMethods, collectRouteMethods } from "./route-methods.js";
 import { createRefusalLog } from "./refusals.js";
@@ -74,6 +74,15 @@ export async function buildHttpApp(
     frameworkErrors: (error, _request, reply) => sendProblem(reply, routerProblem(error, service.log)),
   });
   const routeMethods = collectRouteMethods(app);
+  // An empty body sent as JSON is no body (clients set the header on every request, cancel and
+  // enable included, which take none): routes that need fields still refuse it as 422 invalid.
+  const parseJson = app.getDefaultJsonParser("error", "error");
+  app.removeContentTypeParser("application/json");
+  app.addContentTypeParser("application/json", { parseAs: "string" }, (request, body, done) => {
+    const text = body.toString();
+    if (text.trim() === "") return done(null, undefined);
+    parseJson(request, text, done);
+  });
   const hosts: HostPolicy = { loopbackOnly: isLoopbackName(options.listenHost ?? "127.0.0.1"), allowed: options.allowedHosts ?? [] };
 
   const refusals = createRefusalLog(service.log);
@@ -101,7 +110,7 @@ export async function buildHttpApp(
   if (options.metrics) registerMetrics(app, options.metrics);
   registerOperationRoutes(app, operations, authenticate, contextFor);
   registerEventStream(app, service, authenticate, options.eventLimits);
-  await registerDocs(app, buildOpenApiDocument(operations, service.version, { [EVENTS_PATH]: EVENTS_PATH_ITEM }));
+  await registerDocs(app, buildOpenApiDocument(operations, service.version, { [EVENTS_PATH]: EVENTS_PATH_ITEM, ...(options.metrics ? { "/metrics": METRICS_PATH_ITEM } : {}) }));
 
   const mcp = createMcpEndpoint(operations, service.version, service.log);
   // SPEC Scheme B rule 10: the MCP surface is admin only and all-or-nothing, decided at the mount.
@@ -119,9 +128,24 @@ export async function buildHttpApp(
     },
   });
 
-  await registerWebApp(app, options.webRoot, service, routeMethods);
+  await registerWebApp(app, options.webRoot, service, routeMethods, authenticate);
   return app;
 }
+
+/** GET /metrics in the OpenAPI document: a route of the server like /health, though no operation. */
+const METRICS_PATH_ITEM = {
+  get: {
+    operationId: "metrics",
+    summary: "Prometheus metrics",
+    description: "Counts, durations and process figures in the Prometheus text format (docs/OPERATIONS.md); never names, ids or data. Public: no credentials.",
+    tags: ["metrics"],
+    security: [],
+    responses: {
+      "200": { description: "The metrics, Prometheus text exposition format 0.0.4", content: { "text/plain": { schema: { type: "string" } } } },
+      "400": problemResponse("The request URL could not be read (code bad_url)"),
+    },
+  },
+};
 
 /**
  * GET /metrics for Prometheus, open like /health: counts, durations and process figures only (no
@@ -154,7 +178,22 @@ const NOT_BUILT_PAGE = `<!doctype html><meta charset="utf-8"><title>jobhouse</ti
 <h1>The web app is not built</h1><p>Run <code>npm run build:web</code> (npm install does it), then reload.
 The REST API (<a href="/api/v0/docs">/api/v0/docs</a>) and MCP (<code>/mcp</code>) work without it.</p>`;
 
-async function registerWebApp(app: FastifyInstance, webRoot: string, service: ServiceContext, routeMethods: RouteMethods): Promise<void> {
+/** Paths under the guarded prefixes that SPEC keeps open (Scheme A rule 6), with their assets. */
+const OPEN_DOCUMENTS = ["/api/v0/openapi.json", "/api/v0/docs", "/api/v0/redoc"];
+
+/** SPEC Scheme A rule 3: every request to /api/v0/* and /mcp/* carries the token, routed or not. */
+function isGuardedPath(path: string): boolean {
+  const under = (prefix: string) => path === prefix || path.startsWith(prefix + "/");
+  return (under("/api/v0") || under("/mcp")) && !OPEN_DOCUMENTS.some(under);
+}
+
+async function registerWebApp(
+  app: FastifyInstance,
+  webRoot: string,
+  service: ServiceContext,
+  routeMethods: RouteMethods,
+  authenticate: (request: FastifyRequest) => Promise<void>,
+): Promise<void> {
   const built = existsSync(join(webRoot, "index.html"));
   if (built) {
     await app.register(fastifyStatic, {
@@ -179,6 +218,9 @@ async function registerWebApp(app: FastifyInstance, webRoot: string, service: Se
     if (isPage) {
       return reply.header("content-security-policy", WEB_APP_CSP).type("text/html").sendFile("index.html");
     }
+    // An unknown path under the API answers 401 before 404 or 405: without the token a caller
+    // learns nothing, not even which paths exist.
+    if (isGuardedPath(path)) await authenticate(request);
     // The path exists, under other methods: 405 with what it does answer to.
     const allowed = routeMethods.allowedAt(path);
     if (allowed.length > 0) {

@@ -73,7 +73,7 @@ function operationObject(op: AnyOperation, components: SchemaComponents) {
       ...(isPublic && !http.errors?.includes(401) ? {} : { "401": problemResponse(isPublic ? "Credentials refused" : "Missing or invalid bearer token") }),
       ...(requiredRole(op) === "admin" ? { "403": problemResponse("Needs the admin role (Scheme B)") } : {}),
       ...(inPath.length || http.errors?.includes(404) ? { "404": problemResponse("No such resource") } : {}),
-      ...(op.mutates ? { "409": problemResponse("Conflicts with the resource's current state") } : {}),
+      ...((http.conflicts ?? op.mutates) ? { "409": problemResponse("Conflicts with the resource's current state") } : {}),
       ...(isPublic && Object.keys(properties).length === 0 ? {} : { "422": problemResponse("Invalid input") }),
       ...(http.errors?.includes(429) ? { "429": problemResponse("Too many failed logins for this username: wait for Retry-After seconds") } : {}),
       ...(http.errors?.includes(503) ? { "503": problemResponse("A dependency failed (code worker_spawn_failed for a worker that could not start)") } : {}),
@@ -95,6 +95,7 @@ const TAGS: Record<string, string> = {
   users: "User accounts and roles (SERVICE_AUTH=users, admins)",
   health: "Liveness probe",
   ready: "Readiness probe: both stores answer",
+  metrics: "Prometheus metrics of the service and its stores",
 };
 
 /** What the reader of one operation needs beyond its summary: its other surfaces and who may call it. */

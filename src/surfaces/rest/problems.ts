@@ -19,7 +19,7 @@ function fromFrameworkError(error: { statusCode?: number; code?: string; message
   if (status === 413) return { title: "Payload Too Large", status, detail: error.message, code: "payload_too_large" };
   if (status === 415) return { title: "Unsupported Media Type", status, detail: error.message, code: "unsupported_media_type" };
   if (status === 404) return { title: "Not Found", status, detail: error.message, code: "not_found" };
-  // A malformed or empty JSON body is invalid input like any other (CONTRACT §2: Problem 422).
+  // A malformed JSON body is invalid input like any other (CONTRACT §2: Problem 422).
   return toProblem(new ServiceError("invalid", "invalid", `request body: ${error.message}`));
 }
 

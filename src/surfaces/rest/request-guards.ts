@@ -58,7 +58,7 @@ export function checkHost(policy: HostPolicy, hostHeader: string | undefined): v
   const name = hostHeader ? hostnameOf(hostHeader) : "";
   if (name !== "" && (isLoopbackName(name) || policy.allowed.includes(name))) return;
   const shown = (hostHeader ?? "").slice(0, 100);
-  throw forbidden(`Host "${shown}" is not a name of this server; add it to SERVICE_ALLOWED_HOSTS to allow it`, "host_not_allowed");
+  throw forbidden(`Host "${shown}" is not a name of this server; add it to SERVICE_ALLOWED_HOSTS to allow it`);
 }
 
 const SAFE_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
@@ -77,7 +77,7 @@ export function checkOrigin(method: string, originHeader: string | undefined, ho
   }
   const own = hostHeader === undefined ? null : normalizedHost(hostHeader, protocol);
   if (origin !== null && own !== null && origin.protocol === `${protocol}:` && origin.host.toLowerCase() === own) return;
-  throw forbidden(`a ${method} from origin "${originHeader.slice(0, 100)}" is refused: only this server's own pages may change things`, "origin_not_allowed");
+  throw forbidden(`a ${method} from origin "${originHeader.slice(0, 100)}" is refused: only this server's own pages may change things`);
 }
 
 /** The Host header as URL.host writes it (the scheme's default port dropped). */
