@@ -3,7 +3,7 @@
 // error; and under Scheme B: sign in, refresh of an expired access token, a viewer without
 // controls, sign out. Screenshots of each view go to docs/screenshots/.
 
-import { mkdirSync } from "node:fs";
+import { mkdirSync, rmSync } from "node:fs";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { EngineRuntime } from "../src/app/engine-runtime.js";
@@ -86,9 +86,20 @@ async function heading(page: Page): Promise<string> {
     expect(new Map(nodes)).toEqual(new Map(sales.tasks.map((t) => [t.id, t.status])));
     // Edges follow depends_on: report waits for both aggregations.
     expect(await page.locator(".react-flow__edge").count()).toBe(sales.tasks.reduce((n, t) => n + t.depends_on.length, 0));
-    expect(await page.getByRole("table", { name: "Timeline of task attempts" }).getByRole("row").count()).toBe(sales.tasks.length);
+    // The timeline is a real table too: a header row, then one row per task headed by its name, with
+    // its status in words beside the bar's colour.
+    const timeline = page.getByRole("table", { name: "Timeline of task attempts" });
+    expect(await timeline.evaluate((el) => el.tagName)).toBe("TABLE");
+    expect(await timeline.getByRole("columnheader").allTextContents()).toEqual(["Task", "Status", expect.stringContaining("Attempt")]);
+    expect(await timeline.getByRole("rowheader").count()).toBe(sales.tasks.length);
+    expect(await timeline.getByRole("cell", { name: "COMPLETED", exact: true }).count()).toBe(sales.tasks.length);
     expect(await page.locator("table").last().locator("tbody tr").count()).toBe(sales.tasks.length);
     await shoot(page, "job");
+    // A node of the graph is a link to its task that a click follows (the graph's pane must not take it).
+    const report = sales.tasks.find((t) => t.name === "report")!;
+    await page.getByRole("figure", { name: `Task graph of job ${sales.id}` }).getByRole("link", { name: /^report / }).click({ timeout: 5_000 });
+    await page.getByRole("heading", { level: 1, name: /^Task report/ }).waitFor();
+    expect(new URL(page.url()).search).toBe(`?p=task&id=${report.id}`);
   });
 
   it("shows a task with its result and its log", async () => {
@@ -97,8 +108,19 @@ async function heading(page: Page): Promise<string> {
     await page.locator("table").last().getByRole("link", { name: "report" }).click();
     await page.getByRole("heading", { level: 1, name: /^Task report/ }).waitFor();
     expect(new URL(page.url()).search).toBe(`?p=task&id=${report.id}`);
-    await expect(page.getByLabel("Log of attempt 1").textContent()).resolves.toContain("total revenue");
+    // The log is a named log region (it follows while the task runs).
+    await expect(page.getByRole("log", { name: "Log of attempt 1" }).textContent()).resolves.toContain("total revenue");
     await shoot(page, "task");
+  });
+
+  it("says where a task's log is when it cannot be read here (another host's, or gone)", async () => {
+    const hello = await runAndWait(h, entry("hello"), {});
+    const task = hello.tasks[0]!;
+    const logs = (await h.call("get_task_logs", { id: task.id })) as { path: string };
+    rmSync(logs.path);
+    await page.goto(`${base}/?p=task&id=${task.id}`);
+    await page.getByText("The log is not available here").waitFor();
+    await page.getByText(logs.path, { exact: true }).waitFor();
   });
 
   it("shows the objects and an object's schema, lineage graph and SQL", async () => {
@@ -133,8 +155,13 @@ async function heading(page: Page): Promise<string> {
 
   it("runs a registered job now with arguments checked before they are sent", async () => {
     await page.goto(base + "/?p=registered");
-    await page.getByRole("button", { name: "Run sales now" }).click();
+    // Found by the words it shows: every control's accessible name contains its visible text.
+    await page.getByRole("button", { name: "Run now: sales" }).click();
     const editor = page.getByLabel(/^Arguments \(JSON object/);
+    const unnamedByTheirWords = await page
+      .locator("button[aria-label]")
+      .evaluateAll((buttons) => buttons.filter((b) => !b.getAttribute("aria-label")!.toLowerCase().includes((b.textContent ?? "").trim().toLowerCase())).map((b) => b.getAttribute("aria-label")));
+    expect(unnamedByTheirWords).toEqual([]);
     await editor.fill("[1, 2]");
     await page.getByText("must be a JSON object").waitFor();
     await shoot(page, "registered-run-now");
@@ -233,6 +260,14 @@ async function heading(page: Page): Promise<string> {
     expect(await heading(page)).toBe("No such view");
     await page.goto(`${base}/?p=job&id=999`);
     await page.getByText("No such job").waitFor();
+    // A view whose resource is missing is still headed by the view's name.
+    expect(await heading(page)).toBe("Job");
+    await page.goto(`${base}/?p=task&id=999`);
+    await page.getByText("No such task").waitFor();
+    expect(await heading(page)).toBe("Task");
+    await page.goto(`${base}/?p=object&name=no_such_object`);
+    await page.getByText("No such object").waitFor();
+    expect(await heading(page)).toBe("Object");
   });
 
   it("switches to the dark theme and remembers it", async () => {
@@ -276,7 +311,8 @@ const ACCESS_TTL_S = 300;
   const clock = new ManualClock(Date.now());
 
   beforeAll(async () => {
-    h = await startHarness(distributed!, { SERVICE_AUTH: "users", SERVICE_JWT_SECRET: SECRET, SERVICE_JWT_ACCESS_TTL: String(ACCESS_TTL_S) }, { clock });
+    // POST /workers starts this instead of a real worker: the view's answer is what is tested.
+    h = await startHarness(distributed!, { SERVICE_AUTH: "users", SERVICE_JWT_SECRET: SECRET, SERVICE_JWT_ACCESS_TTL: String(ACCESS_TTL_S), SERVICE_WORKER_COMMAND: "/bin/true" }, { clock });
     await h.call("create_user", { username: "root", password: "root password", role: "admin" });
     await h.call("create_user", { username: "alice", password: "alice password", role: "viewer" });
     engine = await withEngine(h);
@@ -338,6 +374,16 @@ const ACCESS_TTL_S = 300;
     await page.reload();
     await page.getByRole("heading", { level: 1, name: "Workers" }).waitFor();
     expect(await page.getByRole("button", { name: "Start worker" }).count()).toBe(1);
+    await page.close();
+  });
+
+  it("starts a worker from the workers view: the 202 without a body reads as started", async () => {
+    const page = await browser.newPage();
+    await page.goto(base + "/?p=workers");
+    await signIn(page, "root", "root password");
+    await page.getByRole("button", { name: "Start worker" }).click();
+    await page.getByRole("status").filter({ hasText: "Starting: it appears here once it registers." }).waitFor();
+    expect(await page.getByRole("alert").count()).toBe(0);
     await page.close();
   });
 

@@ -47,6 +47,8 @@ function fakeServer() {
     }
     if (call.authorization !== `Bearer access-${generation}`) return json(401, { code: "unauthorized", detail: "invalid or expired access token" });
     if (call.url.endsWith("/jobs/404")) return json(404, { code: "not_found", detail: "job 404 not found" });
+    // start_worker: 202 Accepted with a Location and no body.
+    if (call.method === "POST" && call.url.endsWith("/workers")) return new Response(null, { status: 202, headers: { location: "/api/v0/workers" } });
     return json(200, { ok: true, url: call.url });
   };
   return {
@@ -100,6 +102,11 @@ describe("the browser API client", () => {
     expect(storage.getItem(REFRESH_TOKEN_KEY)).toBeNull();
     expect(client.hasCredentials()).toBe(false);
     expect(told).toBe(1);
+  });
+
+  it("takes an answer without a body (202 of POST /workers) as a success", async () => {
+    const { client } = await signedInClient();
+    await expect(client.request("POST", "/workers", {})).resolves.toBeUndefined();
   });
 
   it("turns a Problem into an ApiError without signing out", async () => {

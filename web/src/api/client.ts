@@ -154,8 +154,9 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
 
   async function request<T>(method: string, path: string, body?: unknown): Promise<T> {
     const response = await authorized(method, path, body);
-    if (response.status === 204) return undefined as T;
-    return (await response.json()) as T;
+    // A 204, and the 202 of POST /workers, carry no body.
+    const text = await response.text();
+    return (text === "" ? undefined : JSON.parse(text)) as T;
   }
 
   return {

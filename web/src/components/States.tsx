@@ -34,6 +34,16 @@ export function ErrorState({ error, what }: { error: ApiError; what: string }) {
   );
 }
 
+/** A view whose one resource could not be loaded (no such job, a refused read): still headed by the view's name. */
+export function ViewError({ title, error, what }: { title: string; error: ApiError; what: string }) {
+  return (
+    <section>
+      <h1>{title}</h1>
+      <ErrorState error={error} what={what} />
+    </section>
+  );
+}
+
 /** A failed mutation, shown next to the control that made it. */
 export function MutationError({ error }: { error: ApiError | null }) {
   if (error === null) return null;

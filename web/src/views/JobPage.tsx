@@ -8,7 +8,7 @@ import { useIsAdmin } from "../api/context.js";
 import { useApiMutation, useApiQuery } from "../api/queries.js";
 import { GraphView } from "../components/Graph.js";
 import { Link } from "../components/Link.js";
-import { Empty, ErrorState, Loading, MutationError } from "../components/States.js";
+import { Empty, Loading, MutationError, ViewError } from "../components/States.js";
 import { Status } from "../components/Status.js";
 import { Elapsed, Time } from "../components/Time.js";
 import { Timeline } from "../components/Timeline.js";
@@ -18,7 +18,7 @@ export function JobPage({ id }: { id: string | null }) {
   const job = useApiQuery<JobDetail>(id ? `/jobs/${encodeURIComponent(id)}` : null);
   if (!id) return <Missing />;
   if (job.isPending) return <Loading what="the job" />;
-  if (job.isError && !job.data) return <ErrorState error={job.error} what="job" />;
+  if (job.isError && !job.data) return <ViewError title="Job" error={job.error} what="job" />;
   const detail = job.data;
   const counts = new Map<string, number>();
   for (const task of detail.tasks) counts.set(task.status, (counts.get(task.status) ?? 0) + 1);

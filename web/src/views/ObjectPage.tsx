@@ -5,7 +5,7 @@ import type { ObjectDetail } from "../../../src/models/index.js";
 import { useApiQuery } from "../api/queries.js";
 import { type GraphNode, GraphView } from "../components/Graph.js";
 import { Link } from "../components/Link.js";
-import { Empty, ErrorState, Loading } from "../components/States.js";
+import { Empty, Loading, ViewError } from "../components/States.js";
 import { Time } from "../components/Time.js";
 import { formatBytes, formatCount } from "../lib/format.js";
 import { hrefFor } from "../lib/route.js";
@@ -25,7 +25,7 @@ export function ObjectPage({ name }: { name: string | null }) {
     );
   }
   if (object.isPending) return <Loading what="the object" />;
-  if (object.isError && !object.data) return <ErrorState error={object.error} what="object" />;
+  if (object.isError && !object.data) return <ViewError title="Object" error={object.error} what="object" />;
   const o = object.data;
   const lineage = o.lineage_summary;
 

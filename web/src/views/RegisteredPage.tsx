@@ -111,7 +111,7 @@ function RegisteredRow({ job, isAdmin, editing, toggling, onRun, onToggle }: Row
         </td>
         {isAdmin ? (
           <td className="row-actions">
-            <button type="button" aria-expanded={editing} aria-label={`Run ${job.name} now`} onClick={onRun}>
+            <button type="button" aria-expanded={editing} aria-label={`Run now: ${job.name}`} onClick={onRun}>
               Run now
             </button>
             <button type="button" aria-label={`${job.enabled ? "Disable" : "Enable"} ${job.name}`} onClick={onToggle} disabled={toggling}>

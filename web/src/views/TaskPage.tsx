@@ -5,7 +5,7 @@ import { useEffect, useRef, useState } from "react";
 import type { TaskDetail, TaskLogsView } from "../../../src/models/index.js";
 import { useApiQuery } from "../api/queries.js";
 import { Link } from "../components/Link.js";
-import { Empty, ErrorState, Loading } from "../components/States.js";
+import { Empty, ErrorState, Loading, ViewError } from "../components/States.js";
 import { Status } from "../components/Status.js";
 import { Elapsed, Time } from "../components/Time.js";
 import { formatBytes } from "../lib/format.js";
@@ -26,7 +26,7 @@ export function TaskPage({ id }: { id: string | null }) {
     );
   }
   if (task.isPending) return <Loading what="the task" />;
-  if (task.isError && !task.data) return <ErrorState error={task.error} what="task" />;
+  if (task.isError && !task.data) return <ViewError title="Task" error={task.error} what="task" />;
   const t = task.data;
   const running = t.status === "RUNNING" || t.status === "CLAIMED";
   const attempts = Array.from({ length: t.attempt }, (_, i) => i + 1);
@@ -133,7 +133,13 @@ function TaskLog({ id, attempt, follow }: { id: string; attempt: number; follow:
   if (log.isPending) return <Loading what="the log" />;
   if (log.isError && !log.data) return <ErrorState error={log.error} what="log" />;
   const view = log.data;
-  if (!view.available) return <Empty title="The log is not available here">It is kept on the machine of the worker that ran this attempt.</Empty>;
+  if (!view.available) {
+    return (
+      <Empty title="The log is not available here">
+        It is kept {view.path ? <>at <code>{view.path}</code> </> : null}on the machine of the worker that ran this attempt.
+      </Empty>
+    );
+  }
   return (
     <>
       <p className="muted">
@@ -144,6 +150,7 @@ function TaskLog({ id, attempt, follow }: { id: string; attempt: number; follow:
       <pre
         className="log"
         ref={box}
+        role="log"
         tabIndex={0}
         aria-label={`Log of attempt ${attempt}`}
         onScroll={(e) => {
