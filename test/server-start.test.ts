@@ -4,7 +4,9 @@
 
 import { type ChildProcess, execFileSync, spawn, spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { createServer } from "node:http";
 import { request } from "node:https";
+import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -153,19 +155,34 @@ describe.runIf(distributed)("server start in distributed mode", () => {
 
   // https:// to a ClickHouse that speaks http said "unexpected failure: write EPROTO …" (the CLI) or
   // OpenSSL's words over two lines (server start); sslmode to a PostgreSQL without TLS, "unexpected failure".
-  it("refuses a store URL whose TLS does not match the server in one line naming it", () => {
+  it("refuses a store URL whose TLS does not match the server in one line naming it", async () => {
     const run = (args: string[], extra: Record<string, string>) =>
-      spawnSync(process.execPath, [BIN, ...args], { env: { ...env, ...extra }, encoding: "utf8", timeout: 30_000 });
-    const tlsClickHouse = { SERVICE_CH_URL: env.SERVICE_CH_URL!.replace(/^http:/, "https:") };
-    for (const args of [["data", "list"], ["server", "start", "--port", "0"], ["worker", "start"]]) {
-      const refused = run(args, tlsClickHouse);
-      expect(refused.status, args.join(" ")).toBe(10);
-      expect(refused.stderr.trim().split("\n"), args.join(" ")).toHaveLength(1);
-      expect(refused.stderr).toMatch(/ClickHouse at https:\S+ cannot be reached: TLS handshake failed: it does not speak TLS/);
+      new Promise<{ status: number | null; stderr: string }>((resolve) => {
+        const child = spawn(process.execPath, [BIN, ...args], { env: { ...env, ...extra }, stdio: ["ignore", "ignore", "pipe"], timeout: 30_000 });
+        let stderr = "";
+        child.stderr!.on("data", (chunk) => (stderr += chunk));
+        child.on("close", (status) => resolve({ status, stderr }));
+      });
+    // A ClickHouse stand-in that speaks http only, in this process (so the run above is async): the
+    // shared ClickHouse server, busy with the other suites, can hold a new connection past the
+    // client's timeout, and the refusal then says so instead of naming TLS.
+    const plainHttp = createServer((_, response) => response.end("Ok.\n"));
+    await new Promise<void>((resolve) => plainHttp.listen(0, "127.0.0.1", resolve));
+    try {
+      const { port } = plainHttp.address() as AddressInfo;
+      const tlsClickHouse = { SERVICE_CH_URL: `https://127.0.0.1:${port}/${new URL(env.SERVICE_CH_URL!).pathname.slice(1)}` };
+      for (const args of [["data", "list"], ["server", "start", "--port", "0"], ["worker", "start"]]) {
+        const refused = await run(args, tlsClickHouse);
+        expect(refused.status, args.join(" ")).toBe(10);
+        expect(refused.stderr.trim().split("\n"), args.join(" ")).toHaveLength(1);
+        expect(refused.stderr).toMatch(/ClickHouse at https:\S+ cannot be reached: TLS handshake failed: it does not speak TLS/);
+      }
+    } finally {
+      plainHttp.close();
     }
     const sqlUrl = new URL(env.SERVICE_SQL_URL!);
     sqlUrl.searchParams.set("sslmode", "verify-full");
-    const refused = run(["job", "list"], { SERVICE_SQL_URL: sqlUrl.toString() });
+    const refused = await run(["job", "list"], { SERVICE_SQL_URL: sqlUrl.toString() });
     expect(refused.status).toBe(10);
     expect(refused.stderr).toMatch(/^error: PostgreSQL at \S+ cannot be reached: The server does not support SSL connections \(sql_unreachable\)$/m);
   });
