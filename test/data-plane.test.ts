@@ -327,6 +327,49 @@ forEachBackend("data plane", (backend) => {
       });
     });
 
+    // CONTRACT §4: NONE drops a temp object "as soon as nothing will read it", not at the job's end.
+    it("drops a NONE job's temp object once its last reader completed, while the job still runs", async () => {
+      const objectOf = async (taskId: string) => ((await h.call("get_task", { id: taskId })) as { result_ref: { object: string } }).result_ref.object;
+      const status = async (name: string) => (await h.http("GET", `/api/v0/objects/${name}`)).status;
+      const release = `release_${Date.now()}`;
+      const started = (await h.call("run_job", { name: `${DATA_JOBS}:readOnce`, kwargs: { release } })) as { id: string };
+      const running = await waitFor("the last task to run", async () => {
+        const job = (await h.call("get_job", { ref: started.id })) as { tasks: { id: string; name: string; status: string }[] };
+        return job.tasks.find((t) => t.name === "count_when_released" && t.status === "RUNNING") ? job : null;
+      });
+      const made = await objectOf(running.tasks.find((t) => t.name === "make_rows")!.id);
+      const filtered = await objectOf(running.tasks.find((t) => t.name === "bigger")!.id);
+      // bigger, its only reader, completed: it goes (right after that completion is recorded).
+      await waitFor("make_rows's object to be dropped", async () => (await status(made)) === 404);
+      // The running task's input stays.
+      expect(await status(filtered)).toBe(200);
+      await create({ go: [1] }, { name: release });
+      const job = await waitForJob(h, started.id);
+      expect(job.status, job.error ?? "").toBe("COMPLETED");
+      expect(((await h.call("get_task", { id: job.tasks.find((t) => t.name === "count_when_released")!.id })) as { result_ref: unknown }).result_ref).toBe(2);
+      await waitFor("the last temp object to be dropped", async () => (await status(filtered)) === 404);
+    });
+
+    it("keeps a temp object read by two tasks until the second completes", async () => {
+      const release = `release_${Date.now()}`;
+      const started = (await h.call("run_job", { name: `${DATA_JOBS}:readTwice`, kwargs: { release } })) as { id: string };
+      const job = await waitFor("the quick reader to complete", async () => {
+        const view = (await h.call("get_job", { ref: started.id })) as { tasks: { id: string; status: string }[] };
+        const readers = view.tasks.filter((t) => t.status !== "PENDING" && (t as { name?: string }).name === "count_when_released");
+        return readers.some((t) => t.status === "COMPLETED") && readers.some((t) => t.status === "RUNNING") ? view : null;
+      });
+      const made = ((await h.call("get_task", { id: (job.tasks as { id: string; name: string }[]).find((t) => t.name === "make_rows")!.id })) as { result_ref: { object: string } }).result_ref.object;
+      // Give a wrong early drop the time it would take: the quick reader's completion is recorded.
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect((await h.http("GET", `/api/v0/objects/${made}`)).status).toBe(200);
+      await create({ go: [1] }, { name: release });
+      const done = await waitForJob(h, started.id);
+      expect(done.status, done.error ?? "").toBe("COMPLETED");
+      const entry = done.tasks.find((t) => t.name === "read_twice")!;
+      expect(((await h.call("get_task", { id: entry.id })) as { result_ref: unknown }).result_ref).toEqual({ quick: { task_id: expect.any(String) }, held: { task_id: expect.any(String) } });
+      await waitFor("make_rows's object to be dropped", async () => (await h.http("GET", `/api/v0/objects/${made}`)).status === 404);
+    });
+
     it("keeps temp objects of a FULL job, with the whole chain of lineage", async () => {
       const started = (await h.call("run_job", { name: `${DATA_JOBS}:dataPipeline`, preservation_mode: "FULL" })) as { id: string };
       const job = await (await import("./support/engine.js")).waitForJob(h, started.id);

@@ -7,9 +7,10 @@ import { chunksOf } from "../store/chunks.js";
 import type { Store } from "../store/db.js";
 import { findObjectsOfJob, keepWithJob } from "../store/data-objects.js";
 import { findJobById } from "../store/jobs.js";
-import { TERMINAL_JOB_STATUSES } from "../core/statuses.js";
+import { OPEN_TASK_STATUSES, TERMINAL_JOB_STATUSES } from "../core/statuses.js";
 import type { DataObjectRow } from "../store/schema.js";
 import { dropObject } from "../objects/object-registry.js";
+import { collectReferences } from "./references.js";
 import { resolveResults } from "./results.js";
 
 
@@ -46,6 +47,74 @@ async function dropAll(deps: CleanupDeps, rows: DataObjectRow[]): Promise<void> 
   if (rows.length === 0) return;
   const columns = await deps.columns();
   for (const object of rows) await dropObject(deps.db, columns, object);
+}
+
+/** More open tasks than this in the job, and what a task read waits for the job's end instead. */
+const EARLY_DROP_MAX_OPEN_TASKS = 1000;
+
+/**
+ * After a successful attempt of a NONE job: the temp objects it read (named in its resolved
+ * arguments) that no open task of the job will read and the job's result does not name are dropped
+ * now, not at the job's end (CONTRACT §4: "as soon as nothing will read them").
+ *
+ * Why this cannot drop what is still wanted: a task that could yet hand an object on is open and
+ * holds it in its arguments, directly or through the results of tasks they reference, so the scan
+ * of open tasks finds it; new tasks are only made by the completion of such a holder. It runs after
+ * the attempt's completion committed: of two readers finishing together, the later commit sees the
+ * other's, so one of them drops the object (dropping twice is harmless). A job with very many open
+ * tasks leaves it to its end, which the same rule backs up (dropFinishedTemps).
+ */
+export async function dropTempsNoLongerRead(deps: CleanupDeps, jobId: bigint, inputJson: string): Promise<void> {
+  if (!inputJson.includes('"t_')) return; // read no temp object (CONTRACT §5: temp tables are t_<id>)
+  if (await preservesData(deps.db, jobId)) return;
+  const read = (await findObjectsOfJob(deps.db, jobId, ["temp"])).filter((o) => inputJson.includes(`"${o.name}"`));
+  if (read.length === 0) return;
+  const open = await deps.db
+    .selectFrom("tasks")
+    .select("kwargs")
+    .where("job_id", "=", jobId)
+    .where("status", "in", OPEN_TASK_STATUSES)
+    .limit(EARLY_DROP_MAX_OPEN_TASKS + 1)
+    .execute();
+  if (open.length > EARLY_DROP_MAX_OPEN_TASKS) return;
+  const entry = await deps.db.selectFrom("tasks").select(["status", "result_ref"]).where("job_id", "=", jobId).where("kind", "=", "job").executeTakeFirst();
+  const jobResult = entry?.status === "COMPLETED" ? (entry.result_ref ?? "") : "";
+  const stillNamed = await withReferencedResults(deps.db, [...open.map((t) => t.kwargs), jobResult]);
+  await dropAll(deps, read.filter((o) => !stillNamed.includes(`"${o.name}"`)));
+}
+
+/**
+ * The JSON texts with the results of the completed tasks they reference, transitively, appended; a
+ * reference to a task that has not completed adds nothing (whatever it will return, it holds now:
+ * it is open, and its own arguments are among the texts).
+ */
+async function withReferencedResults(db: Store, texts: string[]): Promise<string> {
+  const parts = [...texts];
+  const seen = new Set<string>();
+  let wanted = [...new Set(texts.flatMap(referencesIn))];
+  while (wanted.length > 0) {
+    wanted.forEach((id) => seen.add(id));
+    const next = new Set<string>();
+    for (const chunk of chunksOf(wanted.map(BigInt))) {
+      const rows = await db.selectFrom("tasks").select(["status", "result_ref"]).where("id", "in", chunk).execute();
+      for (const row of rows) {
+        if (row.status !== "COMPLETED" || row.result_ref === null) continue;
+        parts.push(row.result_ref);
+        for (const ref of referencesIn(row.result_ref)) if (!seen.has(ref)) next.add(ref);
+      }
+    }
+    wanted = [...next];
+  }
+  return parts.join("\n");
+}
+
+function referencesIn(json: string): string[] {
+  if (!json.includes('"task_id"')) return [];
+  try {
+    return [...collectReferences(JSON.parse(json))];
+  } catch {
+    return [];
+  }
 }
 
 /**

@@ -12,7 +12,7 @@ import { MAX_PENDING_NOTICES } from "../store/failure-notifications.js";
 import { retryOnConflict } from "../store/errors.js";
 import { type AttemptKey, failAttempt, finishJobIfDone } from "../store/transitions.js";
 import type { ColumnStore } from "../data/client.js";
-import { dropFailedAttemptObjects, dropFinishedTemps, dropUnusedTemps } from "./cleanup.js";
+import { dropFailedAttemptObjects, dropFinishedTemps, dropTempsNoLongerRead, dropUnusedTemps } from "./cleanup.js";
 import type { ChangeFeed } from "./changes.js";
 import { dispatchPlaneCall } from "../objects/data-plane.js";
 import { scopePlane } from "../objects/scope-plane.js";
@@ -211,6 +211,12 @@ async function runAttempt(
     if (objectsMade.size > 0) {
       if (completed.completed) await dropUnusedTemps(deps, task.job_id, objectsMade, resultJson + children.map((c) => c.row.kwargs).join(""));
       else await dropFailedAttemptObjects(deps, task.job_id, objectsMade);
+    }
+    // What it read may now be read by no one (NONE jobs); the job's end is the backstop.
+    if (completed.completed) {
+      await dropTempsNoLongerRead(deps, task.job_id, kwargsJson).catch((error: unknown) =>
+        deps.log.warn(`task ${task.id}: the temp objects it read are left for its job's end: ${errorMessage(error)}`),
+      );
     }
     return completed.completed ? "completed" : "none";
   } catch (error) {
