@@ -13,8 +13,10 @@ export class ResultCache {
 
   /** Returns the cached output for `key`, or computes, stores and returns it. */
   async through<T>(db: Store, key: string, compute: () => Promise<T>): Promise<T> {
+    // Without a cache (capacity 0) the version is not even read: a statement per request saved.
+    if (this.capacity === 0) return compute();
     const version = await readStoreVersion(db);
-    if (version === null || this.capacity === 0) return compute();
+    if (version === null) return compute();
     const hit = this.entries.get(key);
     if (hit && hit.version === version) {
       // Refresh recency: Map iteration order is insertion order, so re-insert.
