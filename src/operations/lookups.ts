@@ -6,7 +6,7 @@ import { findJobById, findLatestJobByName } from "../store/jobs.js";
 import { findRegisteredJob } from "../store/registered-jobs.js";
 import type { JobRow, RegisteredJobRow, TaskRow, UserRow, WorkerRow } from "../store/schema.js";
 import { findUserById, findUserByName } from "../store/users.js";
-import { findTaskById } from "../store/tasks.js";
+import { findTaskById, findTaskWithDependencies } from "../store/tasks.js";
 import { findWorkerById } from "../store/workers.js";
 
 /** A ref that is all digits is an id (CONTRACT §4 RefId). */
@@ -19,10 +19,15 @@ export async function requireJob(db: Store, ref: string): Promise<JobRow> {
   return job;
 }
 
+const taskNotFound = (id: bigint) => notFound(`task ${id} does not exist`);
+
 export async function requireTask(db: Store, id: bigint): Promise<TaskRow> {
-  const task = await findTaskById(db, id);
-  if (!task) throw notFound(`task ${id} does not exist`);
-  return task;
+  return (await findTaskById(db, id)) ?? Promise.reject(taskNotFound(id));
+}
+
+/** The task and the ids it depends on (one statement). */
+export async function requireTaskWithDependencies(db: Store, id: bigint): Promise<{ task: TaskRow; dependsOn: bigint[] }> {
+  return (await findTaskWithDependencies(db, id)) ?? Promise.reject(taskNotFound(id));
 }
 
 export async function requireWorker(db: Store, id: bigint): Promise<WorkerRow> {

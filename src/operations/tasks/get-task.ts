@@ -1,9 +1,8 @@
 // get_task: one task with its arguments, result, log path, worker and dependencies.
 
 import { TaskDetail, TaskIdInput } from "../../models/tasks.js";
-import { listDependencies } from "../../store/tasks.js";
+import { requireTaskWithDependencies } from "../lookups.js";
 import { defineOperation } from "../define.js";
-import { requireTask } from "../lookups.js";
 import { toTaskDetail } from "../views.js";
 
 export const getTask = defineOperation({
@@ -18,7 +17,7 @@ export const getTask = defineOperation({
   http: { method: "GET", path: "/tasks/:id" },
   cli: { command: "task get <id>", examples: ["jobhouse task get 912370881995911168"] },
   async handler({ id }, { db }) {
-    const task = await requireTask(db, id);
-    return toTaskDetail(task, await listDependencies(db, id));
+    const { task, dependsOn } = await requireTaskWithDependencies(db, id);
+    return toTaskDetail(task, dependsOn);
   },
 });
