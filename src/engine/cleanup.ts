@@ -65,22 +65,31 @@ const EARLY_DROP_MAX_OPEN_TASKS = 1000;
  * tasks leaves it to its end, which the same rule backs up (dropFinishedTemps).
  */
 export async function dropTempsNoLongerRead(deps: CleanupDeps, jobId: bigint, inputJson: string): Promise<void> {
-  if (!inputJson.includes('"t_')) return; // read no temp object (CONTRACT §5: temp tables are t_<id>)
-  if (await preservesData(deps.db, jobId)) return;
-  const read = (await findObjectsOfJob(deps.db, jobId, ["temp"])).filter((o) => inputJson.includes(`"${o.name}"`));
+  // CONTRACT §5: a temp object's name is its table's, t_<id>.
+  const names = [...new Set(Array.from(inputJson.matchAll(/"(t_\d+)"/g), (m) => m[1]!))];
+  if (names.length === 0 || (await preservesData(deps.db, jobId))) return;
+  let read = await deps.db.selectFrom("data_objects").selectAll().where("job_id", "=", jobId).where("scope", "=", "temp").where("name", "in", names).execute();
   if (read.length === 0) return;
+  // Only arguments that name a temp object or reference a task's result can lead to one (LIKE's _
+  // matches any character: more rows, never fewer).
   const open = await deps.db
     .selectFrom("tasks")
     .select("kwargs")
     .where("job_id", "=", jobId)
     .where("status", "in", OPEN_TASK_STATUSES)
+    .where((eb) => eb.or([eb("kwargs", "like", '%"t_%'), eb("kwargs", "like", '%"task_id"%')]))
     .limit(EARLY_DROP_MAX_OPEN_TASKS + 1)
     .execute();
   if (open.length > EARLY_DROP_MAX_OPEN_TASKS) return;
+  const named = (text: string) => (o: DataObjectRow) => text.includes(`"${o.name}"`);
+  // Named outright by an open task (a fan-out's siblings): kept without following references.
+  const direct = open.map((t) => t.kwargs).join("\n");
+  read = read.filter((o) => !named(direct)(o));
+  if (read.length === 0) return;
   const entry = await deps.db.selectFrom("tasks").select(["status", "result_ref"]).where("job_id", "=", jobId).where("kind", "=", "job").executeTakeFirst();
   const jobResult = entry?.status === "COMPLETED" ? (entry.result_ref ?? "") : "";
   const stillNamed = await withReferencedResults(deps.db, [...open.map((t) => t.kwargs), jobResult]);
-  await dropAll(deps, read.filter((o) => !stillNamed.includes(`"${o.name}"`)));
+  await dropAll(deps, read.filter((o) => !named(stillNamed)(o)));
 }
 
 /**
