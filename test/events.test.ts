@@ -68,7 +68,8 @@ forEachBackend("the event stream", (backend) => {
     await narrowed.next("the first job's end", (e) => e.type === "job.updated" && e.data.id === first.id && e.data.status === "COMPLETED");
     expect(narrowed.events.some((e) => (e.type === "job.updated" && e.data.id === other.id) || (e.type === "task.updated" && e.data.job_id === other.id))).toBe(false);
 
-    for (const query of ["?job_id=abc", "?job_id=1&job_id=2", "?colour=red"]) {
+    // 2^63 has 19 digits but is past BIGINT: refused, never bound to a query (it was a 500).
+    for (const query of ["?job_id=abc", "?job_id=1&job_id=2", "?colour=red", "?task_id=9223372036854775808", "?job_id=9223372036854775808"]) {
       const bad = await h.http("GET", `/api/v0/events${query}`);
       expect(bad.status, query).toBe(422);
       expect(bad.body).toMatchObject({ code: "invalid" });
@@ -77,6 +78,13 @@ forEachBackend("the event stream", (backend) => {
     const jobTask = (await h.call("get_job", { ref: first.id })) as JobDetail;
     const mismatch = await h.http("GET", `/api/v0/events?task_id=${jobTask.tasks[0]!.id}&job_id=${other.id}`);
     expect(mismatch.status).toBe(422);
+  });
+
+  it("answers HEAD with the stream's headers and ends it, rather than holding the request open", async () => {
+    // Node sends a HEAD response's headers only when it ends: an opened stream never answered.
+    const head = await fetch(`${base}/api/v0/events`, { method: "HEAD", signal: AbortSignal.timeout(5_000) });
+    expect(head.status).toBe(200);
+    expect(head.headers.get("content-type")).toMatch(/^text\/event-stream/);
   });
 
   it("sends the followed task's log lines as task.log, then its end", async () => {

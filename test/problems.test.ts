@@ -89,6 +89,9 @@ forEachBackend("Problems", (backend) => {
       ["a schedule that never fires", "POST", "/api/v0/registered-jobs", { entrypoint: "test/fixtures/jobs.ts:hello", name: "never", schedule: "0 0 30 2 *" }],
       ["an all-digit registered name", "POST", "/api/v0/registered-jobs", { entrypoint: "test/fixtures/jobs.ts:hello", name: "123" }],
       ["cursor of garbage", "GET", "/api/v0/jobs?cursor=bm90LWFuLWlk"],
+      // Registered jobs page by name: a key no name can have ("not a name", stray bytes) is no cursor either.
+      ["registered-job cursor of garbage", "GET", "/api/v0/registered-jobs?cursor=bm90IGEgbmFtZQ"],
+      ["registered-job cursor of stray bytes", "GET", "/api/v0/registered-jobs?cursor=abc"],
       ["bad since", "GET", "/api/v0/jobs?since=yesterday"],
       ["unknown query field", "GET", "/api/v0/jobs?colour=red"],
       ["repeated query field", "GET", "/api/v0/jobs?limit=1&limit=2"],

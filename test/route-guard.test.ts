@@ -213,9 +213,15 @@ forEachBackend("the route guard", (backend) => {
   describe("MCP requests", () => {
     const auth = { authorization: `Bearer ${TOKEN}` };
 
-    it("holds no idle event stream open: GET /mcp is 405", async () => {
+    it("holds no idle event stream open: GET /mcp is 405, a Problem, and HEAD says the same", async () => {
       const response = await h.app.inject({ method: "GET", url: "/mcp", headers: { ...auth, accept: "text/event-stream" } });
       expect(response.statusCode).toBe(405);
+      expect(response.headers["content-type"]).toMatch(/^application\/problem\+json/);
+      expect(JSON.parse(response.body)).toMatchObject({ status: 405, code: "method_not_allowed" });
+      // The SDK answered HEAD itself with Allow: GET, POST, DELETE, naming the GET just refused.
+      const head = await h.app.inject({ method: "HEAD", url: "/mcp", headers: auth });
+      expect(head.statusCode).toBe(405);
+      expect(head.headers.allow).toBe("POST, DELETE");
     });
 
     it("answers arguments that are not an object with -32602", async () => {

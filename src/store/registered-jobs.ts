@@ -69,7 +69,8 @@ export async function listRegisteredJobs(
   if (q.enabled !== undefined) filtered = filtered.where("enabled", "=", q.enabled ? 1 : 0);
   if (q.name) filtered = filtered.where(startsWith("name", q.name));
   let page = filtered.selectAll().orderBy("name", "asc").limit(q.limit + 1);
-  if (q.cursor) page = page.where("name", ">", decodeCursor(q.cursor, (k) => k.length > 0));
+  // The key is a registered name (register_job's and job()'s name rules), so anything else is no cursor of this list.
+  if (q.cursor) page = page.where("name", ">", decodeCursor(q.cursor, (k) => /^[A-Za-z0-9_.-]{1,128}$/.test(k)));
   const [rows, total] = await Promise.all([page.execute(), filtered.select((e) => e.fn.countAll().as("count")).executeTakeFirst()]);
   const { rows: items, nextCursor } = pageOf(rows, q.limit, (r) => r.name);
   return { rows: items, total: countOf(total), nextCursor };

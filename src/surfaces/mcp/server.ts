@@ -41,7 +41,12 @@ export function createMcpEndpoint(operations: readonly AnyOperation[], version: 
     async handle(req, res, body, ctx) {
       // Stateless: there is no session to push to, so no event stream is ever held open for one.
       // The MCP transport spec lets a server answer GET with 405; clients then use POST only.
-      if (req.method === "GET") return sendStatus(res, 405, { Allow: "POST, DELETE" });
+      // HEAD is answered as GET is (the SDK's own answer to it claimed `Allow: GET, …`), and the
+      // refusal is a Problem like every other error (CONTRACT §2).
+      if (req.method === "GET" || req.method === "HEAD") {
+        const problem = { title: "Method Not Allowed", status: 405, detail: "/mcp holds no event stream open: send requests with POST", code: "method_not_allowed" };
+        return void res.writeHead(405, { Allow: "POST, DELETE", "content-type": "application/problem+json; charset=utf-8" }).end(req.method === "GET" ? JSON.stringify(problem) : undefined);
+      }
       const refusal = invalidArguments(body);
       if (refusal) return sendJson(res, 200, refusal);
       const server = serverFor(ctx);
@@ -77,10 +82,6 @@ function invalidArguments(body: unknown): unknown {
     }));
   if (errors.length === 0) return null;
   return Array.isArray(body) ? errors : errors[0];
-}
-
-function sendStatus(res: ServerResponse, status: number, headers: Record<string, string>): void {
-  res.writeHead(status, headers).end();
 }
 
 function sendJson(res: ServerResponse, status: number, value: unknown): void {

@@ -54,6 +54,8 @@ export const EVENTS_PATH_ITEM = {
 /** What EventSource waits before reconnecting, sent once per connection. */
 const RETRY_MS = 2_000;
 const ID_PATTERN = /^[1-9][0-9]{0,18}$/;
+/** Ids are BIGINT: 19 digits can still pass it (9223372036854775808), which the store cannot bind. */
+const MAX_ID = (1n << 63n) - 1n;
 
 interface Filters {
   jobId?: bigint;
@@ -64,7 +66,7 @@ function parseFilters(query: unknown): Filters {
   const filters: Filters = {};
   for (const [key, value] of Object.entries((query ?? {}) as Record<string, unknown>)) {
     if (key !== "job_id" && key !== "task_id") throw invalid(`unknown query parameter ${JSON.stringify(key.slice(0, 50))}: the stream takes job_id and task_id`);
-    if (typeof value !== "string" || !ID_PATTERN.test(value)) throw invalid(`${key} must be an id (a decimal string)`);
+    if (typeof value !== "string" || !ID_PATTERN.test(value) || BigInt(value) > MAX_ID) throw invalid(`${key} must be an id (a decimal string)`);
     filters[key === "job_id" ? "jobId" : "taskId"] = BigInt(value);
   }
   return filters;
@@ -93,6 +95,9 @@ export function registerEventStream(
       // Reverse proxies (nginx) must pass events on as they come.
       "x-accel-buffering": "no",
     });
+    // HEAD (fastify answers it with this handler) gets the headers and the end: Node withholds a
+    // HEAD response's headers until it ends, so an open stream would leave the client waiting forever.
+    if (request.method === "HEAD") return void reply.raw.end();
     openConnection(reply.raw, service, {
       jobId: filters.jobId ?? follower?.jobId,
       taskId: filters.taskId,
