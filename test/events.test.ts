@@ -59,6 +59,20 @@ forEachBackend("the event stream", (backend) => {
     await waitFor("a keep-alive comment", async () => stream.text().includes(": keep-alive\n\n"));
   });
 
+  // A final failure skips its dependents in bulk; each skipped task ended, so each has its event
+  // (before, a task view of one waited for the job's end or the 2 s poll).
+  it("sends task.updated SKIPPED for each dependent a failure skipped", async () => {
+    const stream = await open();
+    const job = await runAndWait(h, entry("failing"));
+    expect(job.status).toBe("FAILED");
+    await stream.next("the job's end", (e) => e.type === "job.updated" && e.data.id === job.id && e.data.status === "FAILED");
+    const skipped = job.tasks.filter((t) => t.status === "SKIPPED");
+    expect(skipped).toHaveLength(2);
+    for (const task of skipped) expect(taskStatusesIn(stream.events, task.id), task.name).toEqual(["SKIPPED@1"]);
+    const failed = job.tasks.find((t) => t.status === "FAILED")!;
+    expect(taskStatusesIn(stream.events, failed.id)).toEqual(["RUNNING@1", "FAILED@1"]);
+  });
+
   it("narrows to one job with ?job_id=, and refuses bad filters as Problems", async () => {
     // A job that lasts long enough to be narrowed to before it ends.
     const first = (await h.call("run_job", { name: entry("talkerJob"), kwargs: { lines: 1, everyMs: 0, waitMs: 300 } })) as { id: string };

@@ -18,7 +18,7 @@ import { failAttempt } from "../store/transitions.js";
 import { countFailedAttempts, findSilentWorkers, markWorkerLost, recordHeartbeat } from "../store/workers.js";
 import { decideRetry, stateAfterFailure } from "./retry.js";
 import { type FailureNotifierDeps, startFailureNotifier } from "./failure-notifier.js";
-import { endJobIfDone } from "./runner.js";
+import { endJobIfDone, publishSkipped } from "./runner.js";
 import { nextFireTime } from "./schedule.js";
 import type { RegisteredJobRow } from "../store/schema.js";
 import type { ChangeFeed } from "./changes.js";
@@ -114,6 +114,7 @@ async function retryTasksOf(deps: BackgroundDeps, workerId: bigint, now: number)
     if (!outcome.failed) continue;
     failed += 1;
     deps.changes.publish({ type: "task", id: task.id, jobId: task.job_id, ...stateAfterFailure(retry, attempt) }, true);
+    publishSkipped(deps, task.job_id, outcome.skipped);
     if (retry.retryAtMs === null && outcome.jobId !== undefined) await endJobIfDone(deps, outcome.jobId);
   }
   await countFailedAttempts(deps.db, workerId, failed);

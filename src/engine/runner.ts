@@ -9,6 +9,7 @@ import type { Store } from "../store/db.js";
 import type { TaskRow } from "../store/schema.js";
 import { type ClaimRequest, type ClaimResult, completeTaskAndClaim } from "../store/claims.js";
 import { MAX_PENDING_NOTICES } from "../store/failure-notifications.js";
+import type { SkippedTask } from "../store/dependencies.js";
 import { retryOnConflict } from "../store/errors.js";
 import { type AttemptKey, failAttempt, finishJobIfDone } from "../store/transitions.js";
 import type { ColumnStore } from "../data/client.js";
@@ -239,6 +240,7 @@ async function runAttempt(
     if (outcome.failed) {
       const after = stateAfterFailure(retry, key.attempt);
       publishTask(after.status, after.attempt);
+      publishSkipped(deps, task.job_id, outcome.skipped);
     }
     if (outcome.failed && retry.retryAtMs !== null) log.write("INFO", `retrying in ${retry.delayMs} ms as attempt ${key.attempt + 1}`);
     if (objectsMade.size > 0) await dropFailedAttemptObjects(deps, task.job_id, objectsMade);
@@ -320,6 +322,11 @@ export async function endJobIfDone(deps: Pick<EngineDeps, "db" | "clock" | "chan
   else deps.log.warn(`job ${jobId} ${ended.status}: ${ended.error ?? "no error recorded"}`, { job_id: jobId, status: ended.status, error: ended.error });
   if (ended.notice === "full") deps.log.warn(`job ${jobId}: its failure webhook is not notified, ${MAX_PENDING_NOTICES} notices already wait for delivery`, { job_id: jobId });
   return ended.status;
+}
+
+/** The dependents a final failure skipped: each ended, so each is a change (docs/EVENTS.md). */
+export function publishSkipped(deps: Pick<EngineDeps, "changes">, jobId: bigint, skipped: SkippedTask[] = []): void {
+  for (const { id, attempt } of skipped) deps.changes.publish({ type: "task", id, jobId, status: "SKIPPED", attempt });
 }
 
 /** Ends the job if its last task just ended, then drops its temp objects (NONE jobs). */

@@ -83,14 +83,22 @@ export async function skipTask(tx: Store, taskId: bigint, causeId: bigint, nowMs
   await skipDownstream(tx, taskId, nowMs);
 }
 
+/** A task a failure skipped, for its change to be published. */
+export interface SkippedTask {
+  id: bigint;
+  attempt: number;
+}
+
 /** CONTRACT §3: every task depending on `taskId`, transitively, becomes SKIPPED at once. */
-export async function skipDownstream(tx: Store, taskId: bigint, nowMs: number): Promise<void> {
-  await sql`
+export async function skipDownstream(tx: Store, taskId: bigint, nowMs: number): Promise<SkippedTask[]> {
+  const { rows } = await sql<{ id: bigint; attempt: bigint | number }>`
     WITH RECURSIVE downstream(id) AS (
       SELECT task_id FROM task_deps WHERE depends_on_id = ${taskId}
       UNION
       SELECT d.task_id FROM task_deps d JOIN downstream ON d.depends_on_id = downstream.id
     )
     UPDATE tasks SET status = 'SKIPPED', completed_at = ${nowMs}, error = ${`skipped: task ${taskId} did not complete`}
-    WHERE id IN (SELECT id FROM downstream) AND status = 'PENDING'`.execute(tx);
+    WHERE id IN (SELECT id FROM downstream) AND status = 'PENDING'
+    RETURNING id, attempt`.execute(tx);
+  return rows.map((r) => ({ id: BigInt(r.id), attempt: Number(r.attempt) }));
 }

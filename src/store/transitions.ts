@@ -5,7 +5,7 @@ import { MAX_PENDING_NOTICES, enqueueFailureNotification } from "./failure-notif
 import { type UpdateQueryBuilder, type UpdateResult, sql } from "kysely";
 import { chunksOf } from "./chunks.js";
 import { type Store, isPostgres } from "./db.js";
-import { extendDependents, insertChild, releaseDependents, skipDownstream } from "./dependencies.js";
+import { type SkippedTask, extendDependents, insertChild, releaseDependents, skipDownstream } from "./dependencies.js";
 import { OPEN_JOB_STATUSES, OPEN_TASK_STATUSES } from "../core/statuses.js";
 import type { Database, JobRow, NewTaskRow } from "./schema.js";
 
@@ -120,7 +120,7 @@ export interface Failure {
 }
 
 /** A failed attempt: back to PENDING with attempt + 1, or FAILED with its dependents SKIPPED. */
-export async function failAttempt(db: Store, f: Failure, allowed: string[] = ["CLAIMED", "RUNNING"]): Promise<{ failed: boolean; jobId?: bigint }> {
+export async function failAttempt(db: Store, f: Failure, allowed: string[] = ["CLAIMED", "RUNNING"]): Promise<{ failed: boolean; jobId?: bigint; skipped?: SkippedTask[] }> {
   return db.transaction().execute(async (tx) => {
     const updated =
       f.retryAtMs !== null
@@ -143,9 +143,9 @@ export async function failAttempt(db: Store, f: Failure, allowed: string[] = ["C
             .returning(["job_id"])
             .executeTakeFirst();
     if (!updated) return { failed: false };
-    if (f.retryAtMs === null) await skipDownstream(tx, f.key.taskId, f.nowMs);
+    const skipped = f.retryAtMs === null ? await skipDownstream(tx, f.key.taskId, f.nowMs) : [];
     // The worker's failed count is not touched here (see AttemptCounts in workers.ts).
-    return { failed: true, jobId: updated.job_id };
+    return { failed: true, jobId: updated.job_id, skipped };
   });
 }
 
