@@ -37,6 +37,13 @@ forEachBackend("Problems", (backend) => {
     ];
     for (const [method, path] of cases) it(`${method} ${path}`, async () => expectProblem(await h.http(method, path), 404, "not_found"));
 
+    // CONTRACT §4: an all-digit ref is an id, even one past int64 (it said 'no job is named "…"').
+    it("a job ref of 20 digits is an id that does not exist", async () => {
+      const answer = await h.http("GET", "/api/v0/jobs/99999999999999999999");
+      expectProblem(answer, 404, "not_found");
+      expect((answer.body as { detail: string }).detail).toBe("job 99999999999999999999 does not exist");
+    });
+
     it("run_job of an unknown registered name", async () => {
       expectProblem(await h.http("POST", "/api/v0/jobs:run", { name: "never-registered" }), 404, "not_found");
     });

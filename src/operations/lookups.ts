@@ -14,8 +14,10 @@ export const ID_PATTERN = /^\d{1,19}$/;
 
 /** CONTRACT §4: an all-digit ref is an id, any other string the most recent job of that name. */
 export async function requireJob(db: Store, ref: string): Promise<JobRow> {
-  const job = ID_PATTERN.test(ref) && BigInt(ref) < 2n ** 63n ? await findJobById(db, BigInt(ref)) : await findLatestJobByName(db, ref);
-  if (!job) throw notFound(ID_PATTERN.test(ref) ? `job ${ref} does not exist` : `no job is named "${ref}"`);
+  // Every all-digit ref is an id, however long; one past int64 names no job.
+  const isId = /^\d+$/.test(ref);
+  const job = !isId ? await findLatestJobByName(db, ref) : ID_PATTERN.test(ref) && BigInt(ref) < 2n ** 63n ? await findJobById(db, BigInt(ref)) : undefined;
+  if (!job) throw notFound(isId ? `job ${ref} does not exist` : `no job is named "${ref}"`);
   return job;
 }
 
