@@ -107,6 +107,10 @@ forEachBackend("a fan-out of 100,000 tasks with a fan-in", (backend) => {
     expect(stats.tasks_next_cursor).not.toBeNull();
     expect((await h.http("GET", `/api/v0/jobs/${id}?tasks_limit=0`)).status).toBe(422);
     expect((await h.http("GET", `/api/v0/jobs/${id}?tasks_cursor=***`)).status).toBe(422);
+    // Empty is no cursor, as on the lists' `cursor=`.
+    const blank = await h.http("GET", `/api/v0/jobs/${id}?tasks_limit=10000&tasks_cursor=`);
+    expect(blank.status, JSON.stringify(blank.body)).toBe(200);
+    expect((blank.body as JobDetail).tasks[0]!.id).toBe(first.tasks[0]!.id);
   });
 
   it("retention deletes the job in batches of tasks", async () => {

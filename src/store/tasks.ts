@@ -18,7 +18,8 @@ export async function findTaskById(db: Store, id: bigint): Promise<TaskRow | und
 /** A page of a job's tasks in id order, after `cursor` (a job of 100,000 tasks is read a page at a time). */
 export async function pageTasksOfJob(db: Store, jobId: bigint, limit: number, cursor?: string): Promise<{ rows: TaskRow[]; nextCursor: string | null }> {
   let query = db.selectFrom("tasks").selectAll().where("job_id", "=", jobId).orderBy("id", "asc").limit(limit + 1);
-  if (cursor !== undefined) query = query.where("id", ">", decodeIdCursor(cursor));
+  // An empty cursor is the first page, as on every list (`?tasks_cursor=` from a form left blank).
+  if (cursor) query = query.where("id", ">", decodeIdCursor(cursor));
   return pageOf(await query.execute(), limit, (t) => String(t.id));
 }
 
