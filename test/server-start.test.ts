@@ -69,6 +69,9 @@ describe.runIf(distributed)("server start in distributed mode", () => {
     const { server, log } = await startServer(env, ["--port", String(port)]);
     servers.push(server);
     expect(log()).toContain(`listening on http://127.0.0.1:${port} (distributed mode, no workers in this process)`);
+    // docs/DEPLOYMENT.md: the server says what it migrated (the fresh schema was migrated while the
+    // service opened, and the line was missing).
+    expect(log()).toMatch(/INFO applied migrations: 001-initial, /);
     const url = `http://127.0.0.1:${port}`;
     expect(await (await fetch(`${url}/health`)).json()).toMatchObject({ status: "ok", mode: "distributed" });
     const run = await fetch(`${url}/api/v0/jobs:run`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ name: "test/fixtures/jobs.ts:hello" }) });
