@@ -156,6 +156,21 @@ describe.runIf(distributed)("server start in distributed mode", () => {
     }
   });
 
+  // A wrong ClickHouse password: server start said "unexpected failure: Code: 193, e.displayText() = …"
+  // over two lines, and worker start started (its /ping asked for no credentials), to fail every data task.
+  it("refuses ClickHouse credentials the server does not accept in one line, password hidden", () => {
+    const chUrl = new URL(env.SERVICE_CH_URL!);
+    chUrl.username = "default";
+    chUrl.password = "not-the-password";
+    for (const args of [["server", "start", "--port", "0"], ["worker", "start"], ["data", "list"]]) {
+      const refused = spawnSync(process.execPath, [BIN, ...args], { env: { ...env, SERVICE_CH_URL: chUrl.toString() }, encoding: "utf8", timeout: 30_000 });
+      expect(refused.status, args.join(" ")).toBe(10);
+      expect(refused.stderr.trim().split("\n"), args.join(" ")).toHaveLength(1);
+      expect(refused.stderr).toMatch(/ClickHouse at http:\/\/default:\*\*\*@\S+ cannot be reached: (Wrong password for user default|.*Authentication failed.*) \(clickhouse_unreachable\)$/m);
+      expect(refused.stderr).not.toContain("not-the-password");
+    }
+  });
+
   // https:// to a ClickHouse that speaks http said "unexpected failure: write EPROTO …" (the CLI) or
   // OpenSSL's words over two lines (server start); sslmode to a PostgreSQL without TLS, "unexpected failure".
   it("refuses a store URL whose TLS does not match the server in one line naming it", async () => {
