@@ -73,6 +73,23 @@ describe.runIf(distributed)("distributed processes", () => {
     expect(spawnSync(process.execPath, [BIN, "background", "start"], { env, encoding: "utf8", timeout: 30_000 }).status).toBe(10);
   });
 
+  // SERVICE_WORKER_CONCURRENCY=0.5 was floored to a worker of no slots, which ran nothing and
+  // made GET /workers a 500 (its row failed the WorkerView); "1e3" was a thousand task threads.
+  it("a worker refuses a concurrency or task count that is not a positive integer, in one line", () => {
+    const refuse = (args: string[], extra: Record<string, string> = {}) =>
+      spawnSync(process.execPath, [BIN, "worker", "start", ...args], { env: { ...env, ...extra }, encoding: "utf8", timeout: 30_000 });
+    for (const [args, extra, code, message] of [
+      [[], { SERVICE_WORKER_CONCURRENCY: "0.5" }, 2, /SERVICE_WORKER_CONCURRENCY must be a positive integer, got "0\.5"/],
+      [["--concurrency", "1e3"], {}, 4, /--concurrency must be a positive integer, got "1e3"/],
+      [["--max-tasks", "0x10"], {}, 4, /--max-tasks must be a positive integer, got "0x10"/],
+    ] as const) {
+      const refused = refuse([...args], extra);
+      expect(refused.status, args.join(" ")).toBe(code);
+      expect(refused.stderr.trim().split("\n")).toHaveLength(1);
+      expect(refused.stderr).toMatch(message);
+    }
+  });
+
   it("a server runs no job until a worker starts; the worker stops on SIGTERM as STOPPED", async () => {
     const port = await freePort();
     url = `http://127.0.0.1:${port}`;

@@ -69,6 +69,9 @@ describe.runIf(distributed)("server start in distributed mode", () => {
     const { server, log } = await startServer(env, ["--port", String(port)]);
     servers.push(server);
     expect(log()).toContain(`listening on http://127.0.0.1:${port} (distributed mode, no workers in this process)`);
+    // docs/DEPLOYMENT.md: the server says what it migrated (the fresh schema was migrated while the
+    // service opened, and the line was missing).
+    expect(log()).toMatch(/INFO applied migrations: 001-initial, /);
     const url = `http://127.0.0.1:${port}`;
     expect(await (await fetch(`${url}/health`)).json()).toMatchObject({ status: "ok", mode: "distributed" });
     const run = await fetch(`${url}/api/v0/jobs:run`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ name: "test/fixtures/jobs.ts:hello" }) });
@@ -150,6 +153,21 @@ describe.runIf(distributed)("server start in distributed mode", () => {
       expect(refused.status, args.join(" ")).toBe(10);
       expect(refused.stderr.trim().split("\n"), args.join(" ")).toHaveLength(1);
       expect(refused.stderr).toMatch(/ClickHouse at http:\/\/127\.0\.0\.1:9\/nowhere cannot be reached: \w/);
+    }
+  });
+
+  // A wrong ClickHouse password: server start said "unexpected failure: Code: 193, e.displayText() = …"
+  // over two lines, and worker start started (its /ping asked for no credentials), to fail every data task.
+  it("refuses ClickHouse credentials the server does not accept in one line, password hidden", () => {
+    const chUrl = new URL(env.SERVICE_CH_URL!);
+    chUrl.username = "default";
+    chUrl.password = "not-the-password";
+    for (const args of [["server", "start", "--port", "0"], ["worker", "start"], ["data", "list"]]) {
+      const refused = spawnSync(process.execPath, [BIN, ...args], { env: { ...env, SERVICE_CH_URL: chUrl.toString() }, encoding: "utf8", timeout: 30_000 });
+      expect(refused.status, args.join(" ")).toBe(10);
+      expect(refused.stderr.trim().split("\n"), args.join(" ")).toHaveLength(1);
+      expect(refused.stderr).toMatch(/ClickHouse at http:\/\/default:\*\*\*@\S+ cannot be reached: (Wrong password for user default|.*Authentication failed.*) \(clickhouse_unreachable\)$/m);
+      expect(refused.stderr).not.toContain("not-the-password");
     }
   });
 

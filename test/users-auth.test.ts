@@ -489,4 +489,14 @@ describe("server start with SERVICE_AUTH=users", () => {
     expect(short.err).toContain("SERVICE_JWT_SECRET is too short");
     expect(short.err).not.toContain("too short\"");
   });
+
+  // A fractional lifetime started the server and made every login a 500 (expires_in is integer seconds).
+  it("refuses a token lifetime that is not whole seconds in one line naming the variable", async () => {
+    for (const name of ["SERVICE_JWT_ACCESS_TTL", "SERVICE_JWT_REFRESH_TTL"]) {
+      const refused = await start({ SERVICE_AUTH: "users", SERVICE_JWT_SECRET: SECRET, [name]: "90.5" });
+      expect(refused.code).toBe(2);
+      expect(refused.err.split("\n")).toHaveLength(1);
+      expect(refused.err).toContain(`${name} must be a positive integer, got "90.5"`);
+    }
+  });
 });

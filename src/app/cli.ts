@@ -212,8 +212,9 @@ function parsePort(value: string): number {
 }
 
 function parsePositive(flag: string, value: string): number {
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < 1) throw invalid(`${flag} must be a positive integer, got "${value}"`);
+  // Digits only, as for --port: "1e3" (a thousand task threads) and "0x10" are not what anyone means.
+  const n = /^\d+$/.test(value) ? Number(value) : NaN;
+  if (!Number.isSafeInteger(n) || n < 1) throw invalid(`${flag} must be a positive integer, got "${value}"`);
   return n;
 }
 

@@ -49,7 +49,8 @@ export async function runServer(config: Config, options: ServerStartOptions): Pr
 
   const service = await openService(config, { longRunning: true });
   try {
-    const applied = await migrateToLatest(service.db);
+    // A fresh schema was already migrated while opening (the node lease needs its table): count those too.
+    const applied = [...(service.migratedOnOpen ?? []), ...(await migrateToLatest(service.db))];
     if (applied.length > 0) service.log.info(`applied migrations: ${applied.join(", ")}`);
     await invoke(operationByName.get("setup")!, {}, { ...service, principal: SYNTHETIC_ADMIN });
     if (config.auth === "users") await seedAdmin(service);

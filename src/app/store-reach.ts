@@ -16,10 +16,21 @@ const isTlsCode = (code: string) => code === "EPROTO" || /^ERR_(SSL|TLS)_|CERT|S
 const failureCodes = (e: Failure | undefined) => [e?.code, e?.cause?.code].filter((c) => c !== undefined).map(String);
 const isTlsFailure = (e: Failure | undefined) => failureCodes(e).some(isTlsCode) || /SSL routines/.test(`${e?.message ?? ""} ${e?.cause?.message ?? ""}`);
 
+/**
+ * ClickHouse would not let us in: 192 unknown user, 193 wrong password, 194 password required, 516
+ * authentication failed. 18.16 answers in words the client does not parse ("Code: 193,
+ * e.displayText() = DB::Exception: Wrong password for user default, e.what() = DB::Exception").
+ */
+const CLICKHOUSE_LOGIN_CODES = new Set(["192", "193", "194", "516"]);
+const isClickHouseLoginRefusal = (e: Failure | undefined) =>
+  failureCodes(e).some((code) => CLICKHOUSE_LOGIN_CODES.has(code)) || /^Code: (192|193|194|516)\b/.test(e?.message ?? "");
+/** The reason in ClickHouse's own message, without its code and exception class. */
+const clickHouseWords = (text: string): string | undefined => /DB::Exception: (.*?)(?:, e\.what\(\) = \S+)?\s*$/m.exec(text)?.[1];
+
 /** Whether an error says the store did not answer (or would not let us in), not that a statement failed. */
 export function isConnectionFailure(error: unknown): boolean {
   const e = error as Failure | undefined;
-  return failureCodes(e).some(isUnreachableCode) || isTlsFailure(e) || /timeout exceeded when trying to connect|Connection terminated unexpectedly|does not support SSL connections/i.test(e?.message ?? "");
+  return failureCodes(e).some(isUnreachableCode) || isTlsFailure(e) || isClickHouseLoginRefusal(e) || /timeout exceeded when trying to connect|Connection terminated unexpectedly|does not support SSL connections/i.test(e?.message ?? "");
 }
 
 /** The shortest telling reason: the error code where there is one (ECONNREFUSED), else its message. */
@@ -33,6 +44,7 @@ export function failureReason(error: unknown): string {
     if (/wrong version number|WRONG_VERSION_NUMBER/.test(text) || failureCodes(e).includes("ERR_SSL_WRONG_VERSION_NUMBER")) return "TLS handshake failed: it does not speak TLS (http:// rather than https://?)";
     return `TLS handshake failed: ${failureCodes(e).find(isTlsCode) ?? text.trim().split("\n")[0]}`;
   }
+  if (isClickHouseLoginRefusal(e)) return clickHouseWords(e?.message ?? "") ?? (e?.message ?? "").trim();
   // fetch says only "fetch failed"; its cause says why ("bad port", a TLS error, …).
   return e?.cause?.message || e?.message || String(error);
 }
@@ -64,12 +76,20 @@ export async function checkReachable(config: Config): Promise<void> {
   await checkClickHouseReachable(config);
 }
 
+/**
+ * A query with the URL's credentials, not /ping, which asks for none: a wrong password started
+ * workers whose every data task then failed, and made server start an "unexpected failure".
+ */
 export async function checkClickHouseReachable(config: Config): Promise<void> {
   const url = new URL(config.ch.location);
-  const ping = `${url.protocol}//${url.host}/ping`;
+  const probe = `${url.protocol}//${url.host}/?query=SELECT%201`;
   try {
-    const response = await fetch(ping, { signal: AbortSignal.timeout(5000) });
-    if (!response.ok) throw new Error(`HTTP ${response.status}`);
+    const credentials = { "X-ClickHouse-User": decodeURIComponent(url.username) || "default", "X-ClickHouse-Key": decodeURIComponent(url.password) };
+    const response = await fetch(probe, { headers: credentials, signal: AbortSignal.timeout(5000) });
+    if (!response.ok) {
+      const text = await response.text().catch(() => "");
+      throw new Error(clickHouseWords(text) ?? `HTTP ${response.status}`);
+    }
   } catch (error) {
     throw clickHouseUnreachable(config, error);
   }

@@ -125,8 +125,8 @@ export function loadConfig(env: Env = process.env): Config {
     ch: Object.freeze(ch),
     auth,
     jwtSecret,
-    jwtAccessTtlS: positiveNumber(env, "SERVICE_JWT_ACCESS_TTL", 1800)!,
-    jwtRefreshTtlS: positiveNumber(env, "SERVICE_JWT_REFRESH_TTL", 1_209_600)!,
+    jwtAccessTtlS: positiveInteger(env, "SERVICE_JWT_ACCESS_TTL", 1800),
+    jwtRefreshTtlS: positiveInteger(env, "SERVICE_JWT_REFRESH_TTL", 1_209_600),
     adminUsername: nonEmpty(env.SERVICE_ADMIN_USERNAME) ?? null,
     adminPassword: nonEmpty(env.SERVICE_ADMIN_PASSWORD) ?? null,
     taskTimeoutS: positiveNumber(env, "SERVICE_TASK_TIMEOUT", null),
@@ -134,13 +134,13 @@ export function loadConfig(env: Env = process.env): Config {
     defaultPreservationMode: preservation as PreservationModeName,
     workerTimeoutS: positiveNumber(env, "SERVICE_WORKER_TIMEOUT", 30)!,
     idempotencyWindowS: positiveNumber(env, "SERVICE_IDEMPOTENCY_WINDOW", 86_400)!,
-    workerConcurrency: Math.floor(positiveNumber(env, "SERVICE_WORKER_CONCURRENCY", 4)!),
+    workerConcurrency: positiveInteger(env, "SERVICE_WORKER_CONCURRENCY", 4),
     logLevel: logLevel as Config["logLevel"],
     logFormat: logFormat as Config["logFormat"],
     allowedHosts: Object.freeze(list(env.SERVICE_ALLOWED_HOSTS, ",").map((host) => host.toLowerCase())),
     jobRoots: Object.freeze(jobRoots(env.SERVICE_JOBS_PATH)),
     jobPackages: Object.freeze(list(env.SERVICE_JOBS_PACKAGES, ",")),
-    taskMemoryMb: Math.floor(positiveNumber(env, "SERVICE_TASK_MEMORY_MB", 2048)!),
+    taskMemoryMb: positiveInteger(env, "SERVICE_TASK_MEMORY_MB", 2048),
     moduleLoadTimeoutS: positiveNumber(env, "SERVICE_MODULE_LOAD_TIMEOUT", 20)!,
     workerCommand: nonEmpty(env.SERVICE_WORKER_COMMAND) ?? null,
     openLineage: parseOpenLineage(env),
@@ -234,6 +234,19 @@ function describe(raw: string | undefined): string {
 /** A store URL fit to print: never echo its password. */
 export function redactUrl(url: string): string {
   return url.replace(/\/\/([^:/@]+):[^@]*@/, "//$1:***@");
+}
+
+/**
+ * A count or whole seconds: digits only. Math.floor made SERVICE_WORKER_CONCURRENCY=0.5 a worker
+ * of no slots (and GET /workers a 500), and a fractional token lifetime a 500 at every login
+ * (SPEC: expires_in is integer seconds).
+ */
+function positiveInteger(env: Env, name: string, fallback: number): number {
+  const raw = nonEmpty(env[name]);
+  if (raw === undefined) return fallback;
+  const value = /^\d+$/.test(raw) ? Number(raw) : NaN;
+  if (!Number.isSafeInteger(value) || value <= 0) throw new ConfigError(`${name} must be a positive integer, got "${raw}"`);
+  return value;
 }
 
 function positiveNumber<T extends number | null>(env: Env, name: string, fallback: T): number | T {
