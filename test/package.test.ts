@@ -87,7 +87,8 @@ describe("jobhouse as a dependency", () => {
     writeFileSync(join(project, "pipeline.ts"), JOB_TS);
     expect(status).not.toBe(0);
     expect(output).toMatch(/pipeline\.ts\(4,\d+\): error TS2322: Type 'string' is not assignable to type 'Ref<number>'/);
-  });
+    // Two full tsc runs: about 30 s beside the other suites, over 60 s on a busier machine.
+  }, 180_000);
 
   it("imports a .js job file under plain node without loading the server's databases", () => {
     const script = `

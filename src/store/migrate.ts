@@ -37,6 +37,11 @@ const provider: MigrationProvider = { getMigrations: async () => MIGRATIONS };
 /** Brings the schema up to date; returns the names applied now (empty when already current). */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the migrator works on any schema
 export async function migrateToLatest(db: Kysely<any>): Promise<string[]> {
+  return whileOtherSchemasDrop(db, () => migrateOnce(db));
+}
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+async function migrateOnce(db: Kysely<any>): Promise<string[]> {
   const migrator = new Migrator({
     db,
     provider,
@@ -60,7 +65,30 @@ async function migrationTableSchema(db: Kysely<any>): Promise<{ migrationTableSc
 /** Migrations this build knows that the schema has not had (all of them on an empty database). */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export async function pendingMigrations(db: Kysely<any>): Promise<string[]> {
-  const migrator = new Migrator({ db, provider, migrationTableName: "schema_migrations", migrationLockTableName: "schema_migrations_lock", ...(await migrationTableSchema(db)) });
-  const all = await migrator.getMigrations();
-  return all.filter((m) => m.executedAt === undefined).map((m) => m.name);
+  return whileOtherSchemasDrop(db, async () => {
+    const migrator = new Migrator({ db, provider, migrationTableName: "schema_migrations", migrationLockTableName: "schema_migrations_lock", ...(await migrationTableSchema(db)) });
+    const all = await migrator.getMigrations();
+    return all.filter((m) => m.executedAt === undefined).map((m) => m.name);
+  });
+}
+
+/**
+ * Kysely's migrator looks for its table with a scan of the whole catalog, which fails with "schema
+ * … does not exist" (3F000) when another deployment sharing the database drops its schema during
+ * the scan. That failure is about someone else's schema: the attempt (one transaction, rolled
+ * back) is made again, a few times.
+ */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+async function whileOtherSchemasDrop<T>(db: Kysely<any>, attempt: () => Promise<T>): Promise<T> {
+  for (let tries = 1; ; tries++) {
+    try {
+      return await attempt();
+    } catch (error) {
+      const e = error as { code?: string; message?: string };
+      if (tries >= 5 || e?.code !== "3F000" || !isPostgres(db)) throw error;
+      const ours = await currentPgSchema(db).catch(() => undefined);
+      if (ours !== undefined && e.message?.includes(`"${ours}"`)) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 20 * tries));
+    }
+  }
 }
