@@ -2,7 +2,7 @@
 // ClickHouse server: `server start` (no workers), `worker start` and `background start`.
 
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pg from "pg";
@@ -202,6 +202,11 @@ describe.runIf(distributed)("distributed processes", () => {
     const spawned = await waitLong("the spawned worker to register", async () => (await workers()).find((w) => !before.has(w.pid)));
     spawnedPids.push(spawned.pid);
     expect(spawned.pid).not.toBe(process.pid);
+    // No terminal reads a detached child: what it would print is in $SERVICE_LOG_DIR/workers/.
+    const outputs = join(env.SERVICE_HOME!, "logs", "workers");
+    await waitLong("the spawned worker's startup line in its file", async () =>
+      readdirSync(outputs).some((f) => readFileSync(join(outputs, f), "utf8").includes(`worker ${spawned.id} started`)),
+    );
     // Stopped through SQL (stop_worker), it exits on its own: the server tracks no child.
     await fetch(`${url}/api/v0/workers/${spawned.id}/stop`, { method: "POST" });
     await waitLong("the spawned worker to stop", async () => (await workers()).find((w) => w.id === spawned.id)?.status === "STOPPED");
@@ -211,7 +216,7 @@ describe.runIf(distributed)("distributed processes", () => {
     await waitLong("the second server", async () => broken.log().includes("listening on"));
     const refused = await fetch(`http://127.0.0.1:${port}/api/v0/workers`, { method: "POST", headers: { "content-type": "application/json" }, body: "{}" });
     expect(refused.status).toBe(503);
-    expect(await refused.json()).toMatchObject({ code: "worker_spawn_failed" });
+    expect(await refused.json()).toMatchObject({ code: "worker_spawn_failed", detail: expect.stringContaining("/nonexistent/jobhouse does not exist") });
     broken.child.kill("SIGTERM");
     expect(await broken.exited).toBe(0);
   });

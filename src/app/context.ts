@@ -1,8 +1,6 @@
 // Composition root for one process: config → store → column store → ids → the service context.
 
-import { spawn } from "node:child_process";
 import { hostname } from "node:os";
-import { fileURLToPath } from "node:url";
 import { type Clock, systemClock } from "../core/clock.js";
 import type { Config } from "../core/config.js";
 import { createIdGenerator } from "../core/ids.js";
@@ -13,14 +11,15 @@ import { type OpenLineageEmitter, startOpenLineage } from "../engine/openlineage
 import type { ThreadOptions } from "../engine/thread-pool.js";
 import { createLogger, type Logger } from "../core/log.js";
 import { type ColumnStore, openColumnStore } from "../data/client.js";
-import type { ServiceContext, WorkerSpawner } from "../operations/index.js";
+import type { ServiceContext } from "../operations/index.js";
 import { openStore, type Store } from "../store/db.js";
 import { migrateToLatest } from "../store/migrate.js";
 import { openNotifyChannel } from "../store/notify.js";
 import { ResultCache } from "../operations/result-cache.js";
 import { leaseNode, releaseNode, renewNode } from "../store/node-leases.js";
-import { PACKAGE_ROOT, VERSION } from "./version.js";
+import { VERSION } from "./version.js";
 import { asStoreRefusal } from "./store-reach.js";
+import { detachedWorkerSpawner } from "./worker-spawner.js";
 
 export interface OpenedService extends ServiceContext {
   /** What task threads of this process start with (its id state, the job roots, the heap limit). */
@@ -83,7 +82,7 @@ export async function openService(config: Config, options: OpenServiceOptions = 
     log,
     version: VERSION,
     migratedOnOpen: migrated,
-    spawnWorker: detachedWorkerSpawner(config),
+    spawnWorker: detachedWorkerSpawner(config, log),
     results: new ResultCache(),
     changes,
     openLineage,
@@ -142,22 +141,3 @@ async function leaseNodeOrMigrate(db: Store, holder: string, clock: Clock): Prom
     return { node: await leaseNode(db, holder, clock.now(), LEASE_TTL_MS), migrated };
   }
 }
-
-/**
- * SPEC POST /workers rule 2: a detached child running `worker start` that outlives the request,
- * with the server's environment and working directory (CONTRACT §9). SERVICE_WORKER_COMMAND names
- * another executable; the same arguments follow. The server keeps no child pids.
- */
-const detachedWorkerSpawner =
-  (config: Config): WorkerSpawner =>
-  (maxTasks) => {
-    const args = ["worker", "start", ...(maxTasks === null ? [] : ["--max-tasks", String(maxTasks)])];
-    const [command, argv] = config.workerCommand
-      ? [config.workerCommand, args]
-      : [process.execPath, [fileURLToPath(new URL("bin/jobhouse.mjs", PACKAGE_ROOT)), ...args]];
-    const child = spawn(command, argv, { detached: true, stdio: "ignore" });
-    child.on("error", () => undefined);
-    // A missing or non-executable command fails at once: no pid.
-    if (child.pid === undefined) throw new Error(`${command} could not be started`);
-    child.unref();
-  };
