@@ -3,6 +3,7 @@
 
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, readdirSync, rmSync } from "node:fs";
+import { type AddressInfo, createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pg from "pg";
@@ -189,6 +190,26 @@ describe.runIf(distributed)("distributed processes", () => {
     for (const p of [rescuer, background]) {
       p.child.kill("SIGTERM");
       expect(await p.exited).toBe(0);
+    }
+  });
+
+  // A SIGTERM during startup (seconds on a busy machine) killed the process by default: exit 143.
+  it("ends with 0 when SIGTERM comes during startup, while its store check waits", async () => {
+    // A ClickHouse that accepts the connection and never answers holds each process in its check.
+    let connected = 0;
+    const silent = createServer(() => void connected++);
+    await new Promise<void>((resolve) => silent.listen(0, "127.0.0.1", resolve));
+    try {
+      const chUrl = `http://127.0.0.1:${(silent.address() as AddressInfo).port}/db`;
+      for (const args of [["worker", "start"], ["background", "start"], ["server", "start", "--port", String(await freePort())]]) {
+        const before = connected;
+        const p = spawnProcess(args, { SERVICE_CH_URL: chUrl });
+        await waitLong(`${args[0]} to be checking ClickHouse`, async () => connected > before);
+        p.child.kill("SIGTERM");
+        expect(await p.exited, `${args.join(" ")}: ${p.log()}`).toBe(0);
+      }
+    } finally {
+      silent.close();
     }
   });
 

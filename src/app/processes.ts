@@ -11,7 +11,7 @@ import { openStore } from "../store/db.js";
 import { pendingMigrations } from "../store/migrate.js";
 import { openService } from "./context.js";
 import { GRACE_PERIOD_MS, startEngine } from "./engine-runtime.js";
-import { untilStopSignal } from "./signals.js";
+import { type StopListener, listenForStop } from "./signals.js";
 import { checkClickHouseReachable, sqlUnreachable } from "./store-reach.js";
 
 function requireDistributed(config: Config, what: string): void {
@@ -36,16 +36,32 @@ async function requireUsableStores(config: Config): Promise<void> {
   await checkClickHouseReachable(config);
 }
 
+/**
+ * requireUsableStores, unless a stop signal came meanwhile: then false, whatever the checks found
+ * (the operator asked the process to end, not to be told about its stores).
+ */
+async function startupChecks(config: Config, stop: StopListener): Promise<boolean> {
+  try {
+    await requireUsableStores(config);
+  } catch (error) {
+    if (stop.received) return false;
+    throw error;
+  }
+  return stop.received === undefined;
+}
+
 /** Runs a worker until a signal, stop_worker or max_tasks; resolves with the exit code. */
 export async function runWorkerProcess(config: Config, options: { concurrency: number; maxTasks: number | null }): Promise<number> {
   requireDistributed(config, "`worker start`");
-  await requireUsableStores(config);
+  const stop = listenForStop();
+  if (!(await startupChecks(config, stop))) return 0;
   const service = await openService(config, { longRunning: true });
   try {
+    if (stop.received) return 0;
     const engine = await startEngine(service, { concurrency: options.concurrency, maxTasks: options.maxTasks, background: false, warmThreads: true });
     const id = engine.worker().id;
     service.log.info(`worker ${id} started (pid ${process.pid}, concurrency ${options.concurrency}${options.maxTasks ? `, at most ${options.maxTasks} tasks` : ""})`);
-    const why = await Promise.race([untilStopSignal(), engine.finished().then(() => "done")]);
+    const why = await Promise.race([stop.signal, engine.finished().then(() => "done")]);
     // CONTRACT §9: after a signal, running tasks get the grace period; what still runs then fails
     // as an attempt and is retried elsewhere, rather than holding the process (and its tasks) for good.
     if (why !== "done") service.log.info(`worker ${id} got ${why}: its running tasks get ${GRACE_PERIOD_MS / 1000} s to finish`);
@@ -60,9 +76,11 @@ export async function runWorkerProcess(config: Config, options: { concurrency: n
 /** Runs the background loop (lost workers, schedules, retention, temp cleanup) until a signal. */
 export async function runBackgroundProcess(config: Config): Promise<number> {
   requireDistributed(config, "`background start`");
-  await requireUsableStores(config);
+  const stop = listenForStop();
+  if (!(await startupChecks(config, stop))) return 0;
   const service = await openService(config, { longRunning: true });
   try {
+    if (stop.received) return 0;
     const loop = startBackgroundLoop({
       ...service,
       onJobsDeleted: (jobIds) => dropObjectsOfJobs(service.db, service.columns, jobIds),
@@ -70,7 +88,7 @@ export async function runBackgroundProcess(config: Config): Promise<number> {
       describeJob: describeJobFor(service.db),
     });
     service.log.info(`background process started (pid ${process.pid})`);
-    const why = await untilStopSignal();
+    const why = await stop.signal;
     service.log.info(`background process got ${why}: stopping`);
     await loop.stop();
     return 0;

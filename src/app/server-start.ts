@@ -19,7 +19,7 @@ import { Username } from "../models/auth.js";
 import { countUsers, insertFirstUser } from "../store/users.js";
 import { WEB_ROOT, runLocalServer } from "./local-start.js";
 import { ensurePortFree, listenOrRefuse } from "./listen.js";
-import { untilStopSignal } from "./signals.js";
+import { listenForStop } from "./signals.js";
 import { checkReachable } from "./store-reach.js";
 
 /** Where `server start` listens without --host, and the only address of local mode. */
@@ -45,7 +45,13 @@ export async function runServer(config: Config, options: ServerStartOptions): Pr
   if (config.auth === "users") checkJwtSecret(config);
   const tls = readTls(options);
   await ensurePortFree(options.host, options.port);
-  await checkReachable(config);
+  const stop = listenForStop();
+  try {
+    await checkReachable(config);
+  } catch (error) {
+    if (stop.received) return 0; // asked to end while checking: not told about its stores
+    throw error;
+  }
 
   const service = await openService(config, { longRunning: true });
   try {
@@ -58,7 +64,7 @@ export async function runServer(config: Config, options: ServerStartOptions): Pr
     const app = await buildHttpApp(service, operations, { webRoot: WEB_ROOT, listenHost: options.host, allowedHosts: config.allowedHosts, tls, metrics: createMetrics(service) });
     const port = await listenOrRefuse(app, options.host, options.port);
     service.log.info(`jobhouse ${service.version} listening on ${tls ? "https" : "http"}://${isIPv6(options.host) ? `[${options.host}]` : options.host}:${port} (distributed mode, no workers in this process)`);
-    service.log.info(`got ${await untilStopSignal()}: shutting down`);
+    service.log.info(`got ${await stop.signal}: shutting down`);
     await app.close();
     return 0;
   } finally {

@@ -13,3 +13,26 @@ export function untilStopSignal(): Promise<NodeJS.Signals> {
     process.once("SIGTERM", stop);
   });
 }
+
+export interface StopListener {
+  /** Resolves with the first stop signal. */
+  readonly signal: Promise<NodeJS.Signals>;
+  /** The signal, once it came (undefined until then). */
+  readonly received: NodeJS.Signals | undefined;
+}
+
+/**
+ * Listens for the stop signals from now on. A long-running command calls this first: a SIGTERM
+ * during its startup (store checks, registration: seconds on a busy machine) killed it by default
+ * (exit 143, a worker row left ACTIVE); heard, it lets the startup settle and the process end with 0.
+ */
+export function listenForStop(): StopListener {
+  let received: NodeJS.Signals | undefined;
+  const signal = untilStopSignal().then((s) => (received = s));
+  return {
+    signal,
+    get received() {
+      return received;
+    },
+  };
+}
