@@ -11,7 +11,7 @@ import { openStore } from "../store/db.js";
 import { pendingMigrations } from "../store/migrate.js";
 import { openService } from "./context.js";
 import { GRACE_PERIOD_MS, startEngine } from "./engine-runtime.js";
-import { type StopListener, listenForStop } from "./signals.js";
+import { listenForStop, stepUnlessStopped } from "./signals.js";
 import { checkClickHouseReachable, sqlUnreachable } from "./store-reach.js";
 
 function requireDistributed(config: Config, what: string): void {
@@ -36,25 +36,11 @@ async function requireUsableStores(config: Config): Promise<void> {
   await checkClickHouseReachable(config);
 }
 
-/**
- * requireUsableStores, unless a stop signal came meanwhile: then false, whatever the checks found
- * (the operator asked the process to end, not to be told about its stores).
- */
-async function startupChecks(config: Config, stop: StopListener): Promise<boolean> {
-  try {
-    await requireUsableStores(config);
-  } catch (error) {
-    if (stop.received) return false;
-    throw error;
-  }
-  return stop.received === undefined;
-}
-
 /** Runs a worker until a signal, stop_worker or max_tasks; resolves with the exit code. */
 export async function runWorkerProcess(config: Config, options: { concurrency: number; maxTasks: number | null }): Promise<number> {
   requireDistributed(config, "`worker start`");
   const stop = listenForStop();
-  if (!(await startupChecks(config, stop))) return 0;
+  if (!(await stepUnlessStopped(stop, () => requireUsableStores(config)))) return 0;
   const service = await openService(config, { longRunning: true });
   try {
     if (stop.received) return 0;
@@ -77,7 +63,7 @@ export async function runWorkerProcess(config: Config, options: { concurrency: n
 export async function runBackgroundProcess(config: Config): Promise<number> {
   requireDistributed(config, "`background start`");
   const stop = listenForStop();
-  if (!(await startupChecks(config, stop))) return 0;
+  if (!(await stepUnlessStopped(stop, () => requireUsableStores(config)))) return 0;
   const service = await openService(config, { longRunning: true });
   try {
     if (stop.received) return 0;

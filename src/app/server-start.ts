@@ -19,7 +19,7 @@ import { Username } from "../models/auth.js";
 import { countUsers, insertFirstUser } from "../store/users.js";
 import { WEB_ROOT, runLocalServer } from "./local-start.js";
 import { ensurePortFree, listenOrRefuse } from "./listen.js";
-import { listenForStop } from "./signals.js";
+import { listenForStop, stepUnlessStopped } from "./signals.js";
 import { checkReachable } from "./store-reach.js";
 
 /** Where `server start` listens without --host, and the only address of local mode. */
@@ -46,12 +46,7 @@ export async function runServer(config: Config, options: ServerStartOptions): Pr
   const tls = readTls(options);
   await ensurePortFree(options.host, options.port);
   const stop = listenForStop();
-  try {
-    await checkReachable(config);
-  } catch (error) {
-    if (stop.received) return 0; // asked to end while checking: not told about its stores
-    throw error;
-  }
+  if (!(await stepUnlessStopped(stop, () => checkReachable(config)))) return 0;
 
   const service = await openService(config, { longRunning: true });
   try {

@@ -36,3 +36,17 @@ export function listenForStop(): StopListener {
     },
   };
 }
+
+/**
+ * Runs a startup step; true when it passed and no stop came meanwhile. A step that fails after a
+ * stop came is false, not its error: the operator asked the process to end, not about its stores.
+ */
+export async function stepUnlessStopped(stop: StopListener, step: () => Promise<void>): Promise<boolean> {
+  try {
+    await step();
+  } catch (error) {
+    if (stop.received) return false;
+    throw error;
+  }
+  return stop.received === undefined;
+}

@@ -81,15 +81,14 @@ export async function dropTempsNoLongerRead(deps: CleanupDeps, jobId: bigint, in
     .limit(EARLY_DROP_MAX_OPEN_TASKS + 1)
     .execute();
   if (open.length > EARLY_DROP_MAX_OPEN_TASKS) return;
-  const named = (text: string) => (o: DataObjectRow) => text.includes(`"${o.name}"`);
+  const openArguments = open.map((t) => t.kwargs);
+  const unnamedIn = (text: string) => (o: DataObjectRow) => !text.includes(`"${o.name}"`);
   // Named outright by an open task (a fan-out's siblings): kept without following references.
-  const direct = open.map((t) => t.kwargs).join("\n");
-  read = read.filter((o) => !named(direct)(o));
+  read = read.filter(unnamedIn(openArguments.join("\n")));
   if (read.length === 0) return;
   const entry = await deps.db.selectFrom("tasks").select(["status", "result_ref"]).where("job_id", "=", jobId).where("kind", "=", "job").executeTakeFirst();
   const jobResult = entry?.status === "COMPLETED" ? (entry.result_ref ?? "") : "";
-  const stillNamed = await withReferencedResults(deps.db, [...open.map((t) => t.kwargs), jobResult]);
-  await dropAll(deps, read.filter((o) => !named(stillNamed)(o)));
+  await dropAll(deps, read.filter(unnamedIn(await withReferencedResults(deps.db, [...openArguments, jobResult]))));
 }
 
 /**

@@ -42,32 +42,31 @@ export async function migrateToLatest(db: Kysely<any>): Promise<string[]> {
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 async function migrateOnce(db: Kysely<any>): Promise<string[]> {
-  const migrator = new Migrator({
-    db,
-    provider,
-    migrationTableName: "schema_migrations",
-    migrationLockTableName: "schema_migrations_lock",
-    // Kysely looks for its tables in every schema unless told which: name the current one, so
-    // several deployments (or test runs) can share one PostgreSQL database.
-    ...(await migrationTableSchema(db)),
-  });
-  const { error, results } = await migrator.migrateToLatest();
+  const { error, results } = await (await migratorFor(db)).migrateToLatest();
   if (error) throw error instanceof Error ? error : new Error(String(error));
   return (results ?? []).filter((r) => r.status === "Success").map((r) => r.migrationName);
 }
 
+/** The one migrator configuration, for migrating and for asking what is pending. */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
-async function migrationTableSchema(db: Kysely<any>): Promise<{ migrationTableSchema?: string }> {
+async function migratorFor(db: Kysely<any>): Promise<Migrator> {
+  // Kysely looks for its tables in every schema unless told which: name the current one, so
+  // several deployments (or test runs) can share one PostgreSQL database.
   const schema = isPostgres(db) ? await currentPgSchema(db) : undefined;
-  return schema ? { migrationTableSchema: schema } : {};
+  return new Migrator({
+    db,
+    provider,
+    migrationTableName: "schema_migrations",
+    migrationLockTableName: "schema_migrations_lock",
+    ...(schema ? { migrationTableSchema: schema } : {}),
+  });
 }
 
 /** Migrations this build knows that the schema has not had (all of them on an empty database). */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export async function pendingMigrations(db: Kysely<any>): Promise<string[]> {
   return whileOtherSchemasDrop(db, async () => {
-    const migrator = new Migrator({ db, provider, migrationTableName: "schema_migrations", migrationLockTableName: "schema_migrations_lock", ...(await migrationTableSchema(db)) });
-    const all = await migrator.getMigrations();
+    const all = await (await migratorFor(db)).getMigrations();
     return all.filter((m) => m.executedAt === undefined).map((m) => m.name);
   });
 }
