@@ -7,6 +7,7 @@ import type { TaskDetail, TaskView } from "../models/tasks.js";
 import type { WorkerView } from "../models/workers.js";
 import type { JobSummaryRow } from "../store/jobs.js";
 import type { RegisteredJobRow, TaskRow, UserRow, WorkerRow } from "../store/schema.js";
+import type { TaskSummaryRow } from "../store/tasks.js";
 
 const idOrNull = (id: bigint | null): string | null => (id === null ? null : id.toString());
 const iso = (ms: bigint | number): string => toIso(ms)!;
@@ -29,7 +30,7 @@ export function toJobView(row: JobSummaryRow, counts: { total: number; completed
   };
 }
 
-export function toTaskView(row: TaskRow): TaskView {
+export function toTaskView(row: TaskSummaryRow): TaskView {
   return {
     id: row.id.toString(),
     job_id: row.job_id.toString(),

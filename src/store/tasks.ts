@@ -16,8 +16,12 @@ export async function findTaskById(db: Store, id: bigint): Promise<TaskRow | und
 }
 
 /** A page of a job's tasks in id order, after `cursor` (a job of 100,000 tasks is read a page at a time). */
-export async function pageTasksOfJob(db: Store, jobId: bigint, limit: number, cursor?: string): Promise<{ rows: TaskRow[]; nextCursor: string | null }> {
-  let query = db.selectFrom("tasks").selectAll().where("job_id", "=", jobId).orderBy("id", "asc").limit(limit + 1);
+/** The columns a page of a job's tasks shows (TaskView and per-task timings): not its arguments or result. */
+export const TASK_SUMMARY_COLUMNS = ["id", "job_id", "name", "entrypoint", "status", "attempt", "error", "created_at", "ready_at", "started_at", "completed_at"] as const;
+export type TaskSummaryRow = Pick<TaskRow, (typeof TASK_SUMMARY_COLUMNS)[number]>;
+
+export async function pageTasksOfJob(db: Store, jobId: bigint, limit: number, cursor?: string): Promise<{ rows: TaskSummaryRow[]; nextCursor: string | null }> {
+  let query = db.selectFrom("tasks").select(TASK_SUMMARY_COLUMNS).where("job_id", "=", jobId).orderBy("id", "asc").limit(limit + 1);
   // An empty cursor is the first page, as on every list (`?tasks_cursor=` from a form left blank).
   if (cursor) query = query.where("id", ">", decodeIdCursor(cursor));
   return pageOf(await query.execute(), limit, (t) => String(t.id));

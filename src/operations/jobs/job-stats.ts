@@ -4,14 +4,13 @@ import { z } from "zod";
 import { RefId } from "../../models/common.js";
 import { JobStatsView, JobTasksPage } from "../../models/jobs.js";
 import { TaskStatus } from "../../models/tasks.js";
-import type { TaskRow } from "../../store/schema.js";
-import { pageTasksOfJob, taskTotalsOfJob } from "../../store/tasks.js";
+import { type TaskSummaryRow, pageTasksOfJob, taskTotalsOfJob } from "../../store/tasks.js";
 import { defineOperation } from "../define.js";
 import { requireJob } from "../lookups.js";
 
 const ms = (v: bigint | null): number | null => (v === null ? null : Number(v));
 
-function taskTimes(task: TaskRow, now: number) {
+function taskTimes(task: TaskSummaryRow, now: number) {
   const ready = ms(task.ready_at);
   const started = ms(task.started_at);
   const completed = ms(task.completed_at);

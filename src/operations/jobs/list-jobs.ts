@@ -25,7 +25,7 @@ export const listJobs = defineOperation({
       cursor: filter.cursor,
     });
     return {
-      items: rows.map((row) => toJobView(row, row.counts)),
+      items: rows.map(({ job, counts }) => toJobView(job, counts)),
       total,
       next_cursor: nextCursor,
     };
