@@ -2,7 +2,7 @@
 // promise chain or exhausts its heap fails its own attempt, while the server keeps answering and
 // the worker keeps running other tasks. Module checks (run_job, register_job) run in threads too.
 
-import { existsSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readlinkSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -14,6 +14,16 @@ import { type Harness, startHarness } from "./support/harness.js";
 
 const HOSTILE = "test/fixtures/hostile-jobs.ts";
 const hostile = (name: string) => `${HOSTILE}:${name}`;
+
+/** The files this process holds open. */
+const openFiles = () =>
+  readdirSync("/proc/self/fd").flatMap((fd) => {
+    try {
+      return [readlinkSync(`/proc/self/fd/${fd}`)];
+    } catch {
+      return [];
+    }
+  });
 
 async function run(h: Harness, name: string): Promise<JobDetail> {
   const job = (await h.call("run_job", { name })) as { id: string };
@@ -82,9 +92,17 @@ forEachBackend("task isolation", (backend) => {
       const job = (await h.call("get_job", { ref: started.id })) as JobDetail;
       return job.tasks.some((t) => t.name === "spin_forever" && t.status === "RUNNING");
     });
+    // The spinning attempt's thread holds its log open ...
+    const spin = ((await h.call("get_job", { ref: started.id })) as JobDetail).tasks.find((t) => t.name === "spin_forever")!;
+    const { log_path: logPath } = (await h.call("get_task", { id: spin.id })) as { log_path: string };
+    expect(openFiles()).toContain(logPath);
     await h.call("cancel_job", { ref: started.id });
     const cancelled = await waitForJob(h, started.id);
     expect(cancelled.status).toBe("CANCELLED");
+    // ... which is closed with the thread, and the log says why it ended.
+    await waitFor("the spinning attempt's log to be closed", async () => !openFiles().includes(logPath));
+    const log = (await h.call("get_task_logs", { id: spin.id })) as { content: string };
+    expect(log.content).toMatch(/attempt 1 of \d+ of .*spin_forever.* started on worker[\s\S]*WARNING .*cancel/);
     // Two slots: if the spinning thread were kept, one of these would have to wait forever.
     const [a, b] = await Promise.all([run(h, hostile("afterJob")), run(h, hostile("afterJob"))]);
     expect([a.status, b.status]).toEqual(["COMPLETED", "COMPLETED"]);
