@@ -24,7 +24,7 @@ export async function invoke<I extends z.ZodType, O extends z.ZodType>(
     // A handler returning the wrong shape is a defect: parse throws and the surface answers 500.
     return op.output.parse(result);
   };
-  return op.cacheable ? ctx.results.through(ctx.db, cacheKey(op.name, parsed.data), run) : run();
+  return op.cacheable ? ctx.results.through(ctx.db, () => cacheKey(op.name, parsed.data), run) : run();
 }
 
 /** "limit: Too big: expected number to be <=500; kwargs.n: …" */

@@ -11,10 +11,11 @@ export class ResultCache {
   /** `capacity` 0 computes every time (benchmarks measure the uncached path that way). */
   constructor(private readonly capacity = 256) {}
 
-  /** Returns the cached output for `key`, or computes, stores and returns it. */
-  async through<T>(db: Store, key: string, compute: () => Promise<T>): Promise<T> {
-    // Without a cache (capacity 0) the version is not even read: a statement per request saved.
+  /** Returns the cached output for `keyOf()`, or computes, stores and returns it. */
+  async through<T>(db: Store, keyOf: () => string, compute: () => Promise<T>): Promise<T> {
+    // Without a cache (capacity 0) neither the version nor the key is worked out.
     if (this.capacity === 0) return compute();
+    const key = keyOf();
     const version = await readStoreVersion(db);
     if (version === null) return compute();
     const hit = this.entries.get(key);

@@ -11,11 +11,21 @@ import { readApiToken } from "../../core/config.js";
 import { unauthorized } from "../../core/errors.js";
 import { type Principal, type ServiceContext, SYNTHETIC_ADMIN } from "../../operations/index.js";
 
+const sha256 = (text: string): Buffer => createHash("sha256").update(text).digest();
+
+/** Digests of the expected secrets (the API token, the local secret): worked out once, not per request. */
+const expectedDigests = new Map<string, Buffer>();
+
 /** Timing-safe: compare fixed-length digests so neither content nor length leaks. */
 function sameSecret(given: string, expected: string): boolean {
-  const a = createHash("sha256").update(given).digest();
-  const b = createHash("sha256").update(expected).digest();
-  return timingSafeEqual(a, b);
+  let digest = expectedDigests.get(expected);
+  if (!digest) {
+    // The token is read per request and may change; old ones are not kept.
+    if (expectedDigests.size >= 4) expectedDigests.clear();
+    digest = sha256(expected);
+    expectedDigests.set(expected, digest);
+  }
+  return timingSafeEqual(sha256(given), digest);
 }
 
 /** The header the CLI sends its own local server, carrying the secret from server.json. */
