@@ -60,7 +60,7 @@ export const objectKey = (id: bigint) => `object:${id}`;
  * object rebuilt from itself) ends the walk instead of looping; `columns` are the root's columns
  * whose origins are traced.
  */
-export async function walkUpstream(db: Store, rootId: bigint, columns: readonly string[], limits = WALK_LIMITS): Promise<UpstreamWalk> {
+export async function walkUpstream(db: Store, rootId: bigint, columns: readonly string[], limits = WALK_LIMITS, start?: WalkStart): Promise<UpstreamWalk> {
   const nodes = new Map<string, LineageNode>();
   const edges: { from: string; to: string }[] = [];
   const edgeKeys = new Set<string>();
@@ -73,7 +73,8 @@ export async function walkUpstream(db: Store, rootId: bigint, columns: readonly 
   const columnRows = new Map<string, Map<string, { input: string; column: string }[]>>();
   const filesOf = new Map<string, string[]>();
 
-  for (const node of await describeObjects(db, [{ id: rootId, name: String(rootId) }])) nodes.set(node.key, node);
+  const rootNodes = start ? [start.root] : await describeObjects(db, [{ id: rootId, name: String(rootId) }]);
+  for (const node of rootNodes) nodes.set(node.key, node);
   const root = objectKey(rootId);
   let frontier = [rootId];
   let truncated = false;
@@ -82,7 +83,7 @@ export async function walkUpstream(db: Store, rootId: bigint, columns: readonly 
       truncated = true;
       break;
     }
-    const { inputs, sources, lineage } = await readLevel(db, frontier);
+    const { inputs, sources, lineage } = depth === 0 && start ? start.level : await readUpstreamLevel(db, frontier);
     for (const s of sources) {
       const key = `${s.kind}:${s.location}`;
       if (!nodes.has(key)) {
@@ -154,16 +155,26 @@ export async function walkUpstream(db: Store, rootId: bigint, columns: readonly 
   return { root, nodes: [...nodes.values()], edges: kept, sources, columnOrigins, truncated };
 }
 
+export interface UpstreamLevel {
+  inputs: { object_id: bigint; input_id: bigint; input_name: string }[];
+  sources: { object_id: bigint; kind: string; location: string; format: string; size_bytes: bigint | null; loaded_at: bigint }[];
+  lineage: { object_id: bigint; column_name: string; input_id: bigint; input_name: string; input_column: string }[];
+}
+
+/** What a caller read already (get_object reads its object's row, log and first level anyway). */
+export interface WalkStart {
+  root: LineageNode;
+  level: UpstreamLevel;
+}
+
 /** What the walk reads about a level's objects: their inputs, their loads' sources and column lineage. */
-async function readLevel(db: Store, ids: bigint[]) {
-  const inputs: { object_id: bigint; input_id: bigint; input_name: string }[] = [];
-  const sources: { object_id: bigint; kind: string; location: string; format: string; size_bytes: bigint | null; loaded_at: bigint }[] = [];
-  const lineage: { object_id: bigint; column_name: string; input_id: bigint; input_column: string }[] = [];
+export async function readUpstreamLevel(db: Store, ids: bigint[]): Promise<UpstreamLevel> {
+  const { inputs, sources, lineage }: UpstreamLevel = { inputs: [], sources: [], lineage: [] };
   for (const chunk of chunksOf(ids)) {
     const [i, s, l] = await Promise.all([
       db.selectFrom("object_inputs").select(["object_id", "input_id", "input_name"]).where("object_id", "in", chunk).orderBy("op_id").orderBy("input_id").execute(),
       db.selectFrom("object_sources").select(["object_id", "kind", "location", "format", "size_bytes", "loaded_at"]).where("object_id", "in", chunk).orderBy("op_id").execute(),
-      db.selectFrom("column_lineage").select(["object_id", "column_name", "input_id", "input_column"]).where("object_id", "in", chunk).execute(),
+      db.selectFrom("column_lineage").select(["object_id", "column_name", "input_id", "input_name", "input_column"]).where("object_id", "in", chunk).execute(),
     ]);
     inputs.push(...i);
     sources.push(...s);
@@ -186,29 +197,52 @@ async function describeObjects(db: Store, objects: { id: bigint; name: string }[
     ]);
     for (const row of l) live.set(row.id, row);
     for (const row of d) dropped.set(row.id, row);
-    // The making operation is the first, except that a file's load (an empty table created, then
-    // the bytes appended) is named by its load.
-    for (const op of ops) if (!makingOp.has(op.object_id) || (op.operation === "load" && makingOp.get(op.object_id)!.operation === "create")) makingOp.set(op.object_id, op);
+    for (const op of ops) if (isMakingOp(op, makingOp.get(op.object_id))) makingOp.set(op.object_id, op);
   }
   return objects.map(({ id, name }) => {
     const row = live.get(id) ?? dropped.get(id);
-    const op = makingOp.get(id);
     const droppedAt = dropped.get(id)?.dropped_at;
-    return {
-      key: objectKey(id),
-      kind: "object",
-      id,
-      name: row?.name ?? op?.object_name ?? name,
-      table: row?.table_name ?? null,
-      scope: row?.scope ?? null,
-      jobId: row?.job_id ?? null,
-      exists: live.has(id),
-      droppedAtMs: droppedAt === undefined ? null : Number(droppedAt),
-      operation: op?.operation ?? null,
-      sql: op?.sql_text ?? null,
-      format: null,
-      sizeBytes: null,
-      loadedAtMs: null,
-    };
+    return objectNode(id, name, row, live.has(id), droppedAt === undefined ? null : Number(droppedAt), makingOp.get(id));
   });
+}
+
+type LoggedOp = { operation: string; sql_text: string; object_name: string };
+
+/**
+ * The making operation is the first, except that a file's load (an empty table created, then the
+ * bytes appended) is named by its load. `op` comes after `current` in the log.
+ */
+const isMakingOp = (op: LoggedOp, current: LoggedOp | undefined): boolean => !current || (op.operation === "load" && current.operation === "create");
+
+/** An existing object as the walk's root node, from its registry row and its log in order. */
+export function liveObjectNode(row: { id: bigint; name: string; table_name: string; scope: string; job_id: bigint | null }, ops: readonly LoggedOp[]): LineageNode {
+  let making: LoggedOp | undefined;
+  for (const op of ops) if (isMakingOp(op, making)) making = op;
+  return objectNode(row.id, row.name, row, true, null, making);
+}
+
+function objectNode(
+  id: bigint,
+  name: string,
+  row: { name: string; table_name: string; scope: string; job_id: bigint | null } | undefined,
+  exists: boolean,
+  droppedAtMs: number | null,
+  op: LoggedOp | undefined,
+): LineageNode {
+  return {
+    key: objectKey(id),
+    kind: "object",
+    id,
+    name: row?.name ?? op?.object_name ?? name,
+    table: row?.table_name ?? null,
+    scope: row?.scope ?? null,
+    jobId: row?.job_id ?? null,
+    exists,
+    droppedAtMs,
+    operation: op?.operation ?? null,
+    sql: op?.sql_text ?? null,
+    format: null,
+    sizeBytes: null,
+    loadedAtMs: null,
+  };
 }

@@ -2,6 +2,8 @@
 // which inputs, with what SQL, in which job, task and attempt; and which columns came from which.
 
 import type { Store } from "./db.js";
+import { type UpstreamLevel, readUpstreamLevel } from "./lineage-walk.js";
+import type { ObjectOpRow } from "./schema.js";
 
 export interface OperationRecord {
   id: bigint;
@@ -92,14 +94,18 @@ export interface LineageFacts {
   operations: { operation: string; sql: string; jobId: bigint | null; taskId: bigint | null; attempt: number | null; atMs: number }[];
 }
 
-/** The direct neighbours of an object in the operation log. */
-export async function readLineage(db: Store, objectId: bigint): Promise<LineageFacts> {
-  const [ops, upstream, downstream, columns] = await Promise.all([
+/**
+ * The direct neighbours of an object in the operation log, with what the upstream walk starts from:
+ * the object's log (`ops`) and its first level (`level`), read once for both.
+ */
+export async function readLineage(db: Store, objectId: bigint): Promise<LineageFacts & { ops: ObjectOpRow[]; level: UpstreamLevel }> {
+  const [ops, level, downstream] = await Promise.all([
     db.selectFrom("object_ops").selectAll().where("object_id", "=", objectId).orderBy("id").execute(),
-    db.selectFrom("object_inputs").select(["input_id as id", "input_name as name"]).distinct().where("object_id", "=", objectId).orderBy("input_id").execute(),
+    readUpstreamLevel(db, [objectId]),
     db.selectFrom("object_inputs").select(["object_id as id", "object_name as name"]).distinct().where("input_id", "=", objectId).orderBy("object_id").execute(),
-    db.selectFrom("column_lineage").selectAll().where("object_id", "=", objectId).execute(),
   ]);
+  const upstream = distinctNeighbours(level.inputs.map((i) => ({ id: i.input_id, name: i.input_name })));
+  const columns = level.lineage;
   const ids = [...new Set([...upstream, ...downstream].map((n) => n.id))];
   const rows = ids.length === 0 ? [] : await db.selectFrom("data_objects").select(["id", "table_name", "scope", "job_id"]).where("id", "in", ids).execute();
   const byId = new Map(rows.map((r) => [r.id, { table: r.table_name, scope: r.scope, jobId: r.job_id }]));
@@ -109,6 +115,8 @@ export async function readLineage(db: Store, objectId: bigint): Promise<LineageF
   const byColumn: Record<string, { object: string; column: string }[]> = {};
   for (const c of columns) (byColumn[c.column_name] ??= []).push({ object: c.input_name, column: c.input_column });
   return {
+    ops,
+    level,
     producedBy: first ? { jobId: first.job_id, taskId: first.task_id, operation: first.operation } : null,
     upstream: names(upstream),
     downstream: names(downstream),
@@ -124,4 +132,11 @@ export async function readLineage(db: Store, objectId: bigint): Promise<LineageF
       atMs: Number(o.created_at),
     })),
   };
+}
+
+/** Each (id, name) pair once, by id (then name): what SELECT DISTINCT … ORDER BY id gave. */
+function distinctNeighbours(list: { id: bigint; name: string }[]): { id: bigint; name: string }[] {
+  const seen = new Map<string, { id: bigint; name: string }>();
+  for (const n of list) seen.set(`${n.id}\u0000${n.name}`, n);
+  return [...seen.values()].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
 }

@@ -265,3 +265,4 @@ export type RegisteredJobRow = Selectable<RegisteredJobsTable>;
 export type UserRow = Selectable<UsersTable>;
 export type DataObjectRow = Selectable<DataObjectsTable>;
 
+export type ObjectOpRow = Selectable<ObjectOpsTable>;

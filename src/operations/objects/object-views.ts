@@ -5,7 +5,7 @@ import { type TableSchema, readTableStats, readTableSchema } from "../../data/ca
 import { saveObjectStats } from "../../store/data-objects.js";
 import type { ColumnStore } from "../../data/client.js";
 import type { LineageNode, ObjectDetail, ObjectView } from "../../models/objects.js";
-import { type LineageNode as WalkedNode, walkUpstream } from "../../store/lineage-walk.js";
+import { type LineageNode as WalkedNode, WALK_LIMITS, liveObjectNode, walkUpstream } from "../../store/lineage-walk.js";
 import type { Store } from "../../store/db.js";
 import { type LineageNeighbour, readLineage } from "../../store/object-lineage.js";
 import type { DataObjectRow } from "../../store/schema.js";
@@ -52,7 +52,9 @@ export async function toObjectViews(db: Store, columns: ColumnStore, rows: DataO
 export async function toObjectDetail(db: Store, columns: ColumnStore, row: DataObjectRow): Promise<ObjectDetail> {
   const [view] = await toObjectViews(db, columns, [row]);
   const [schema, lineage] = await Promise.all([schemaOf(columns, row), readLineage(db, row.id)]);
-  const walk = await walkUpstream(db, row.id, (schema?.columns ?? []).map((c) => c.name));
+  // The walk starts from what was just read: the object's row, its log and its first level.
+  const start = { root: liveObjectNode(row, lineage.ops), level: lineage.level };
+  const walk = await walkUpstream(db, row.id, (schema?.columns ?? []).map((c) => c.name), WALK_LIMITS, start);
   return {
     ...view!,
     table_schema: {
