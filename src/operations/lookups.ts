@@ -21,6 +21,21 @@ export async function requireJob(db: Store, ref: string): Promise<JobRow> {
   return job;
 }
 
+/**
+ * The job a ref names, and `read` of its id. An id ref reads both at once (a round trip less on
+ * PostgreSQL); a name is resolved first. A missing job is reported before whatever `read` refused.
+ */
+export async function requireJobWith<T>(db: Store, ref: string, read: (jobId: bigint) => Promise<T>): Promise<[JobRow, T]> {
+  if (!ID_PATTERN.test(ref) || BigInt(ref) >= 2n ** 63n) {
+    const job = await requireJob(db, ref);
+    return [job, await read(job.id)];
+  }
+  const [job, data] = await Promise.allSettled([requireJob(db, ref), read(BigInt(ref))]);
+  if (job.status === "rejected") throw job.reason;
+  if (data.status === "rejected") throw data.reason;
+  return [job.value, data.value];
+}
+
 const taskNotFound = (id: bigint) => notFound(`task ${id} does not exist`);
 
 export async function requireTask(db: Store, id: bigint): Promise<TaskRow> {
@@ -28,7 +43,7 @@ export async function requireTask(db: Store, id: bigint): Promise<TaskRow> {
 }
 
 /** The task and the ids it depends on (one statement). */
-export async function requireTaskWithDependencies(db: Store, id: bigint): Promise<{ task: TaskRow; dependsOn: bigint[] }> {
+export async function requireTaskWithDependencies(db: Store, id: bigint): Promise<{ task: TaskRow; dependsOn: string[] }> {
   return (await findTaskWithDependencies(db, id)) ?? Promise.reject(taskNotFound(id));
 }
 

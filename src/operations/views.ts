@@ -45,7 +45,7 @@ export function toTaskView(row: TaskSummaryRow): TaskView {
   };
 }
 
-export function toTaskDetail(row: TaskRow, dependsOn: bigint[]): TaskDetail {
+export function toTaskDetail(row: TaskRow, dependsOn: string[]): TaskDetail {
   return {
     ...toTaskView(row),
     kwargs: parseJson<unknown>(row.kwargs, {}),
@@ -54,7 +54,7 @@ export function toTaskDetail(row: TaskRow, dependsOn: bigint[]): TaskDetail {
     worker_id: idOrNull(row.worker_id),
     max_attempts: Number(row.max_attempts),
     retry_after: toIso(row.retry_after),
-    depends_on: dependsOn.map(String),
+    depends_on: dependsOn,
     reused_from: idOrNull(row.reused_from),
   };
 }

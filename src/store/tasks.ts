@@ -1,7 +1,6 @@
 // The tasks and task_deps tables: inserts, lookups and bulk guarded status changes.
 
 import { sql } from "kysely";
-import { chunksOf } from "./chunks.js";
 import { decodeIdCursor, pageOf } from "./paging.js";
 import type { NewTaskRow, TaskRow } from "./schema.js";
 import { type Store, isPostgres } from "./db.js";
@@ -27,12 +26,31 @@ export async function pageTasksOfJob(db: Store, jobId: bigint, limit: number, cu
   return pageOf(await query.execute(), limit, (t) => String(t.id));
 }
 
-/** The dependency edges of the given tasks, as (task, the task it waits for) pairs. */
-export async function listDependenciesOfTasks(db: Store, taskIds: bigint[]): Promise<{ task_id: bigint; depends_on_id: bigint }[]> {
-  const edges: { task_id: bigint; depends_on_id: bigint }[] = [];
-  for (const chunk of chunksOf(taskIds)) edges.push(...(await db.selectFrom("task_deps").select(["task_id", "depends_on_id"]).where("task_id", "in", chunk).execute()));
-  return edges;
+/**
+ * A page of a job's tasks, each with the ids it depends on (ascending, as decimal strings), in one
+ * statement: the edges are aggregated beside each row instead of read in a second round trip.
+ */
+export async function pageTasksOfJobWithDependencies(
+  db: Store,
+  jobId: bigint,
+  limit: number,
+  cursor?: string,
+): Promise<{ rows: (TaskSummaryRow & { dependsOn: string[] })[]; nextCursor: string | null }> {
+  let query = db.selectFrom("tasks").select(TASK_SUMMARY_COLUMNS).select(dependencyIdsOf(db).as("depends_on_ids")).where("job_id", "=", jobId).orderBy("id", "asc").limit(limit + 1);
+  if (cursor) query = query.where("id", ">", decodeIdCursor(cursor));
+  const { rows, nextCursor } = pageOf(await query.execute(), limit, (t) => String(t.id));
+  return { rows: rows.map((row) => Object.assign(row, { dependsOn: splitIds(row.depends_on_ids) })), nextCursor };
 }
+
+/** The ids a task (the row `tasks.id`) depends on, as one comma-separated text, or null when none. */
+const dependencyIdsOf = (db: Store) =>
+  isPostgres(db)
+    ? sql<string | null>`(SELECT string_agg(depends_on_id::text, ',') FROM task_deps WHERE task_id = tasks.id)`
+    : sql<string | null>`(SELECT group_concat(depends_on_id) FROM task_deps WHERE task_id = tasks.id)`;
+
+/** "12,9" → ["9", "12"]: ids in ascending order (non-negative integers without leading zeros). */
+const splitIds = (text: string | null): string[] =>
+  text ? String(text).split(",").sort((a, b) => a.length - b.length || (a < b ? -1 : a > b ? 1 : 0)) : [];
 
 /**
  * A job's task counts by status and its summed execution time (started to completed, or to now
@@ -57,15 +75,11 @@ export async function taskTotalsOfJob(db: Store, jobId: bigint, nowMs: number): 
  * A task and the ids it depends on, in one statement (a round trip less on PostgreSQL than the row
  * and then its edges): the edges come as a comma-separated list aggregated beside the row.
  */
-export async function findTaskWithDependencies(db: Store, id: bigint): Promise<{ task: TaskRow; dependsOn: bigint[] } | undefined> {
-  const edges = isPostgres(db)
-    ? sql<string | null>`(SELECT string_agg(depends_on_id::text, ',') FROM task_deps WHERE task_id = tasks.id)`
-    : sql<string | null>`(SELECT group_concat(depends_on_id) FROM task_deps WHERE task_id = tasks.id)`;
-  const row = await db.selectFrom("tasks").selectAll().select(edges.as("depends_on_ids")).where("id", "=", id).executeTakeFirst();
+export async function findTaskWithDependencies(db: Store, id: bigint): Promise<{ task: TaskRow; dependsOn: string[] } | undefined> {
+  const row = await db.selectFrom("tasks").selectAll().select(dependencyIdsOf(db).as("depends_on_ids")).where("id", "=", id).executeTakeFirst();
   if (!row) return undefined;
   const { depends_on_ids, ...task } = row;
-  const dependsOn = depends_on_ids ? String(depends_on_ids).split(",").map(BigInt) : [];
-  return { task, dependsOn: dependsOn.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)) };
+  return { task, dependsOn: splitIds(depends_on_ids) };
 }
 
 /** Tasks a worker holds (claimed or running). */

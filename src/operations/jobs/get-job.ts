@@ -4,9 +4,9 @@ import { z } from "zod";
 import { RefId } from "../../models/common.js";
 import { JobDetail, JobTasksPage } from "../../models/jobs.js";
 import { countTasksOfJob } from "../../store/jobs.js";
-import { listDependenciesOfTasks, pageTasksOfJob } from "../../store/tasks.js";
+import { pageTasksOfJobWithDependencies } from "../../store/tasks.js";
 import { defineOperation } from "../define.js";
-import { requireJob } from "../lookups.js";
+import { requireJobWith } from "../lookups.js";
 import { parseJson, toJobView, toTaskView } from "../views.js";
 
 export const getJob = defineOperation({
@@ -20,22 +20,16 @@ export const getJob = defineOperation({
   http: { method: "GET", path: "/jobs/:ref" },
   cli: { command: "job get <ref>", examples: ["jobhouse job get sales", "jobhouse job get 912370881991716864 --wide"], detailColumns: { tasks: ["id", "name", "status", "attempt", "started_at", "completed_at", "error"] } },
   async handler({ ref, tasks_limit: limit, tasks_cursor: cursor }, { db, clock }) {
-    const job = await requireJob(db, ref);
-    const [{ rows: tasks, nextCursor }, counts] = await Promise.all([pageTasksOfJob(db, job.id, limit, cursor), countTasksOfJob(db, job.id)]);
-    const edges = await listDependenciesOfTasks(db, tasks.map((t) => t.id));
-    const dependsOn = new Map<bigint, string[]>();
-    for (const edge of edges) {
-      const list = dependsOn.get(edge.task_id);
-      if (list) list.push(String(edge.depends_on_id));
-      else dependsOn.set(edge.task_id, [String(edge.depends_on_id)]);
-    }
+    const [job, [{ rows: tasks, nextCursor }, counts]] = await requireJobWith(db, ref, (jobId) =>
+      Promise.all([pageTasksOfJobWithDependencies(db, jobId, limit, cursor), countTasksOfJob(db, jobId)]),
+    );
     const end = job.completed_at === null ? clock.now() : Number(job.completed_at);
     return {
       ...toJobView(job, counts),
       entrypoint: job.entrypoint,
       kwargs: parseJson(job.kwargs, {}),
       result_ref: parseJson(job.result_ref, null),
-      tasks: tasks.map((task) => ({ ...toTaskView(task), depends_on: dependsOn.get(task.id) ?? [] })),
+      tasks: tasks.map((task) => ({ ...toTaskView(task), depends_on: task.dependsOn })),
       tasks_next_cursor: nextCursor,
       duration_ms: job.started_at === null ? null : Math.max(0, end - Number(job.started_at)),
       code_version: job.code_version ?? null,
