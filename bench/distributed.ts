@@ -10,7 +10,7 @@
 
 import type { ChildProcess } from "node:child_process";
 import { join } from "node:path";
-import { makeWorkerUtils, run, runMigrations } from "graphile-worker";
+import { type WorkerUtils, makeWorkerUtils, run, runMigrations } from "graphile-worker";
 import { openService } from "../src/app/context.js";
 import { loadConfig } from "../src/core/config.js";
 import { createLogger } from "../src/core/log.js";
@@ -100,6 +100,9 @@ async function jobhouseRun(workers: number, n: number, chain: number): Promise<F
       // The entry task (kind "job") is not part of the measured work, except for a wake-up.
       return service.db.selectFrom("tasks").select(["ready_at", "started_at", "completed_at"]).where("job_id", "=", BigInt(job.id)).where("kind", "=", kind).execute();
     };
+    // Warm up first: a worker logs "started" before its task threads have booted and loaded the
+    // job's module (over a second of CPU per process), and a long-running worker pays that once.
+    await runJob("fanOutNoop", workers * CONCURRENCY * 2);
     const cpuBefore = { pg: postgresCpuMs(), workers: childrenCpuMs(children) };
     const tasks = await runJob("fanOutNoop", n);
     const firstReady = Math.min(...tasks.map((t) => Number(t.ready_at)));
@@ -135,6 +138,15 @@ async function jobhouseRun(workers: number, n: number, chain: number): Promise<F
 
 // ---------------------------------------------------------------- graphile-worker
 
+/** Waits until graphile-worker's queue is empty. */
+async function drained(utils: WorkerUtils, schema: string): Promise<void> {
+  for (;;) {
+    const { rows } = await utils.withPgClient((client) => client.query<{ n: string }>(`SELECT count(*) AS n FROM ${schema}._private_jobs`));
+    if (Number(rows[0]!.n) === 0) return;
+    await sleep(2);
+  }
+}
+
 async function graphileRun(workers: number, n: number, chain: number): Promise<Figures> {
   const schema = unique("gw");
   await runMigrations({ connectionString: PG_URL, schema, logger: undefined });
@@ -142,20 +154,16 @@ async function graphileRun(workers: number, n: number, chain: number): Promise<F
   const children: { child: ChildProcess; output: () => string }[] = [];
   try {
     for (let i = 0; i < workers; i++) children.push(await startChild([RUN_TS, "bench/distributed.ts", "--graphile-child", schema], process.env, /READY/));
+    // The same warm-up as jobhouse's: a few jobs drained before anything is measured.
+    await utils.addJobs(Array.from({ length: workers * CONCURRENCY * 2 }, () => ({ identifier: "noop", payload: {} })));
+    await drained(utils, schema);
     // Ready a moment from now, so the enqueueing is not part of the drain (as jobhouse's children
     // are inserted before their ready_at).
     const readyAt = Date.now() + 1500;
     const cpuBefore = { pg: postgresCpuMs(), workers: childrenCpuMs(children.map((c) => c.child)) };
     await utils.addJobs(Array.from({ length: n }, () => ({ identifier: "noop", payload: {}, runAt: new Date(readyAt) })));
-    let lastDone = 0;
-    for (;;) {
-      const { rows } = await utils.withPgClient((client) => client.query<{ n: string }>(`SELECT count(*) AS n FROM ${schema}._private_jobs`));
-      if (Number(rows[0]!.n) === 0) {
-        lastDone = Date.now();
-        break;
-      }
-      await sleep(2);
-    }
+    await drained(utils, schema);
+    const lastDone = Date.now();
     const figures: Figures = {
       perSecond: n / (Math.max(1, lastDone - readyAt) / 1000),
       pgCpuPerTask: (postgresCpuMs() - cpuBefore.pg) / n,
