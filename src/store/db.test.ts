@@ -1,3 +1,7 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import SQLite from "better-sqlite3";
 import { sql } from "kysely";
 import { afterAll, describe, expect, it } from "vitest";
 import { openStore } from "./db.js";
@@ -25,5 +29,28 @@ describe("SQLite rows", () => {
     const streamed: unknown[] = [];
     for await (const row of db.selectFrom("t" as never).selectAll().stream()) streamed.push(row);
     expect(streamed).toEqual([{ id: 1n, name: "one" }]);
+  });
+
+  it("follow a schema change: after a migration here, and after another process's", async () => {
+    await sql`create table s (a integer, b text)`.execute(db);
+    await sql`insert into s values (1, 'x')`.execute(db);
+    expect((await sql`select * from s`.execute(db)).rows).toEqual([{ a: 1n, b: "x" }]);
+    await sql`alter table s add column c text default 'here'`.execute(db);
+    expect((await sql`select * from s`.execute(db)).rows).toEqual([{ a: 1n, b: "x", c: "here" }]);
+
+    const dir = mkdtempSync(join(tmpdir(), "jobhouse-db-test-"));
+    const shared = openStore({ dialect: "sqlite", location: join(dir, "shared.db") });
+    try {
+      await sql`create table s (a integer)`.execute(shared);
+      await sql`insert into s values (1)`.execute(shared);
+      expect((await sql`select * from s`.execute(shared)).rows).toEqual([{ a: 1n }]);
+      const other = new SQLite(join(dir, "shared.db"));
+      other.exec("alter table s add column d text default 'there'");
+      other.close();
+      expect((await sql`select * from s`.execute(shared)).rows).toEqual([{ a: 1n, d: "there" }]);
+    } finally {
+      await shared.destroy();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

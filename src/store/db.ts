@@ -68,6 +68,12 @@ function withStatementCache(database: SQLite.Database): SQLite.Database {
   const prepare = database.prepare.bind(database);
   const cache = new Map<string, DriverStatement>();
   database.prepare = ((source: string) => {
+    // A schema change (a migration) can change what `SELECT *` returns: statements are prepared
+    // anew after it, so every row maker matches its statement's columns.
+    if (SCHEMA_CHANGE.test(source)) {
+      cache.clear();
+      return prepare(source);
+    }
     let statement = cache.get(source);
     if (!statement) {
       statement = withRowMaker(prepare(source));
@@ -88,7 +94,14 @@ function withStatementCache(database: SQLite.Database): SQLite.Database {
 function withRowMaker(statement: SQLite.Statement): DriverStatement {
   if (!statement.reader) return statement;
   statement.raw(true);
-  const makeRow = compileRowMaker(statement.columns().map((column) => column.name));
+  const compile = () => compileRowMaker(statement.columns().map((column) => column.name));
+  let maker = { width: statement.columns().length, make: compile() };
+  // Another process's migration is seen by SQLite, which prepares the statement again; a row of
+  // another width means the columns changed under the maker.
+  const makeRow = (values: unknown[]) => {
+    if (values.length !== maker.width) maker = { width: values.length, make: compile() };
+    return maker.make(values);
+  };
   return {
     reader: true,
     all: (...parameters: unknown[]) => (statement.all(...parameters) as unknown[][]).map(makeRow),
@@ -98,6 +111,9 @@ function withRowMaker(statement: SQLite.Statement): DriverStatement {
     },
   } as DriverStatement;
 }
+
+/** Statements that change the schema. */
+const SCHEMA_CHANGE = /^\s*(?:create|alter|drop)\b/i;
 
 function compileRowMaker(names: readonly string[]): (values: unknown[]) => Record<string, unknown> {
   // In an object literal `"__proto__": x` would set the prototype; such a column takes the slow way.
