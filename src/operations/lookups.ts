@@ -2,7 +2,7 @@
 
 import { notFound } from "../core/errors.js";
 import type { Store } from "../store/db.js";
-import { findJobById, findLatestJobByName } from "../store/jobs.js";
+import { findJobById, findJobWithCounts, findLatestJobByName } from "../store/jobs.js";
 import { findRegisteredJob } from "../store/registered-jobs.js";
 import type { JobRow, RegisteredJobRow, TaskRow, UserRow, WorkerRow } from "../store/schema.js";
 import { findUserById, findUserByName } from "../store/users.js";
@@ -14,26 +14,20 @@ export const ID_PATTERN = /^\d{1,19}$/;
 
 /** CONTRACT §4: an all-digit ref is an id, any other string the most recent job of that name. */
 export async function requireJob(db: Store, ref: string): Promise<JobRow> {
-  // Every all-digit ref is an id, however long; one past int64 names no job.
-  const isId = /^\d+$/.test(ref);
-  const job = !isId ? await findLatestJobByName(db, ref) : ID_PATTERN.test(ref) && BigInt(ref) < 2n ** 63n ? await findJobById(db, BigInt(ref)) : undefined;
-  if (!job) throw notFound(isId ? `job ${ref} does not exist` : `no job is named "${ref}"`);
-  return job;
+  return requireJobBy(ref, (id) => findJobById(db, id), (name) => findLatestJobByName(db, name));
 }
 
-/**
- * The job a ref names, and `read` of its id. An id ref reads both at once (a round trip less on
- * PostgreSQL); a name is resolved first. A missing job is reported before whatever `read` refused.
- */
-export async function requireJobWith<T>(db: Store, ref: string, read: (jobId: bigint) => Promise<T>): Promise<[JobRow, T]> {
-  if (!ID_PATTERN.test(ref) || BigInt(ref) >= 2n ** 63n) {
-    const job = await requireJob(db, ref);
-    return [job, await read(job.id)];
-  }
-  const [job, data] = await Promise.allSettled([requireJob(db, ref), read(BigInt(ref))]);
-  if (job.status === "rejected") throw job.reason;
-  if (data.status === "rejected") throw data.reason;
-  return [job.value, data.value];
+/** The job a ref names with its task counts, read together (one statement, one snapshot). */
+export async function requireJobWithCounts(db: Store, ref: string): Promise<JobRow & { counts: { total: number; completed: number } }> {
+  return requireJobBy(ref, (id) => findJobWithCounts(db, { id }), (name) => findJobWithCounts(db, { name }));
+}
+
+async function requireJobBy<J>(ref: string, byId: (id: bigint) => Promise<J | undefined>, byName: (name: string) => Promise<J | undefined>): Promise<J> {
+  // Every all-digit ref is an id, however long; one past int64 names no job.
+  const isId = /^\d+$/.test(ref);
+  const job = !isId ? await byName(ref) : ID_PATTERN.test(ref) && BigInt(ref) < 2n ** 63n ? await byId(BigInt(ref)) : undefined;
+  if (!job) throw notFound(isId ? `job ${ref} does not exist` : `no job is named "${ref}"`);
+  return job;
 }
 
 const taskNotFound = (id: bigint) => notFound(`task ${id} does not exist`);

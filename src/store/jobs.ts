@@ -1,6 +1,5 @@
 // The jobs table: inserts, lookups, filtered pages and guarded status changes.
 
-import { sql } from "kysely";
 import { countOf, decodeIdCursor, pageOf } from "./paging.js";
 import type { JobRow, NewJobRow } from "./schema.js";
 import type { Store } from "./db.js";
@@ -36,17 +35,36 @@ export async function findLatestJobByName(db: Store, name: string): Promise<JobR
   return db.selectFrom("jobs").selectAll().where("name", "=", name).orderBy("id", "desc").limit(1).executeTakeFirst();
 }
 
-/** Task totals of many jobs in one grouped query. */
 /**
- * One job's counts as two range counts over the (job_id, status, …) index: on a job of 100,000
- * tasks, counting a range is several times cheaper than evaluating a CASE on every entry.
+ * A job (by id, or the latest of a name) with its task counts, read in one statement so the counts
+ * are never older than the status beside them (a COMPLETED job shows every task counted).
+ */
+export async function findJobWithCounts(db: Store, ref: { id: bigint } | { name: string }): Promise<(JobRow & { counts: { total: number; completed: number } }) | undefined> {
+  let query = db
+    .selectFrom("jobs")
+    .selectAll()
+    .select((eb) => [
+      eb.selectFrom("tasks").select(eb.fn.countAll().as("n")).whereRef("tasks.job_id", "=", "jobs.id").as("total_tasks"),
+      eb.selectFrom("tasks").select(eb.fn.countAll().as("n")).whereRef("tasks.job_id", "=", "jobs.id").where("tasks.status", "=", "COMPLETED").as("completed_tasks"),
+    ]);
+  query = "id" in ref ? query.where("id", "=", ref.id) : query.where("name", "=", ref.name).orderBy("id", "desc").limit(1);
+  const row = await query.executeTakeFirst();
+  if (!row) return undefined;
+  const { total_tasks, completed_tasks, ...job } = row;
+  return { ...job, counts: { total: Number(total_tasks ?? 0), completed: Number(completed_tasks ?? 0) } };
+}
+
+/**
+ * One job's counts as two range counts over the (job_id, status, …) index, in one statement (a
+ * round trip on PostgreSQL): on a job of 100,000 tasks, counting a range is cheaper than evaluating
+ * a CASE on every entry (3.2 against 4.4 ms on SQLite).
  */
 export async function countTasksOfJob(db: Store, jobId: bigint): Promise<{ total: number; completed: number }> {
-  // One pass over the job's (job_id, status, …) index range, one statement (a round trip on PostgreSQL).
   const row = await db
-    .selectFrom("tasks")
-    .select((e) => [e.fn.countAll().as("total"), e.fn.sum<string | number | bigint | null>(sql`CASE WHEN status = 'COMPLETED' THEN 1 ELSE 0 END`).as("completed")])
-    .where("job_id", "=", jobId)
+    .selectNoFrom((eb) => [
+      eb.selectFrom("tasks").select(eb.fn.countAll().as("n")).where("job_id", "=", jobId).as("total"),
+      eb.selectFrom("tasks").select(eb.fn.countAll().as("n")).where("job_id", "=", jobId).where("status", "=", "COMPLETED").as("completed"),
+    ])
     .executeTakeFirst();
   return { total: Number(row?.total ?? 0), completed: Number(row?.completed ?? 0) };
 }

@@ -3,10 +3,9 @@
 import { z } from "zod";
 import { RefId } from "../../models/common.js";
 import { JobDetail, JobTasksPage } from "../../models/jobs.js";
-import { countTasksOfJob } from "../../store/jobs.js";
 import { pageTasksOfJobWithDependencies } from "../../store/tasks.js";
 import { defineOperation } from "../define.js";
-import { requireJobWith } from "../lookups.js";
+import { requireJobWithCounts } from "../lookups.js";
 import { parseJson, toJobView, toTaskView } from "../views.js";
 
 export const getJob = defineOperation({
@@ -20,9 +19,11 @@ export const getJob = defineOperation({
   http: { method: "GET", path: "/jobs/:ref" },
   cli: { command: "job get <ref>", examples: ["jobhouse job get sales", "jobhouse job get 912370881991716864 --wide"], detailColumns: { tasks: ["id", "name", "status", "attempt", "started_at", "completed_at", "error"] } },
   async handler({ ref, tasks_limit: limit, tasks_cursor: cursor }, { db, clock }) {
-    const [job, [{ rows: tasks, nextCursor }, counts]] = await requireJobWith(db, ref, (jobId) =>
-      Promise.all([pageTasksOfJobWithDependencies(db, jobId, limit, cursor), countTasksOfJob(db, jobId)]),
-    );
+    // The counts come with the job row (one snapshot); the page after it, so no task in it is
+    // older than the job's status (a COMPLETED job never shows a task still RUNNING).
+    const job = await requireJobWithCounts(db, ref);
+    const { rows: tasks, nextCursor } = await pageTasksOfJobWithDependencies(db, job.id, limit, cursor);
+    const { counts } = job;
     const end = job.completed_at === null ? clock.now() : Number(job.completed_at);
     return {
       ...toJobView(job, counts),

@@ -6,7 +6,7 @@ import { JobStatsView, JobTasksPage } from "../../models/jobs.js";
 import { TaskStatus } from "../../models/tasks.js";
 import { type TaskSummaryRow, pageTasksOfJob, taskTotalsOfJob } from "../../store/tasks.js";
 import { defineOperation } from "../define.js";
-import { requireJobWith } from "../lookups.js";
+import { requireJob } from "../lookups.js";
 
 const ms = (v: bigint | null): number | null => (v === null ? null : Number(v));
 
@@ -31,11 +31,11 @@ export const jobStats = defineOperation({
   http: { method: "GET", path: "/jobs/:ref/stats" },
   cli: { command: "job stats <ref>", examples: ["jobhouse job stats sales"] },
   async handler({ ref, tasks_limit: limit, tasks_cursor: cursor }, { db, clock }) {
+    // The job first: its counts, read after it, are never older than its status.
+    const job = await requireJob(db, ref);
     const now = clock.now();
     // Counts and execution time over every task, in SQL; per-task timings a page at a time.
-    const [job, [{ rows: tasks, nextCursor }, totals]] = await requireJobWith(db, ref, (jobId) =>
-      Promise.all([pageTasksOfJob(db, jobId, limit, cursor), taskTotalsOfJob(db, jobId, now)]),
-    );
+    const [{ rows: tasks, nextCursor }, totals] = await Promise.all([pageTasksOfJob(db, job.id, limit, cursor), taskTotalsOfJob(db, job.id, now)]);
     const statusCounts = Object.fromEntries(TaskStatus.options.map((s) => [s, totals.byStatus.get(s) ?? 0])) as Record<string, number>;
     const perTask = tasks.map((task) => ({ task_id: task.id.toString(), name: task.name, status: task.status, attempt: Number(task.attempt), ...taskTimes(task, now) }));
     const started = ms(job.started_at);
