@@ -107,7 +107,7 @@ forEachBackend("a fan-out of 100,000 tasks with a fan-in", (backend) => {
     expect(stats.tasks_next_cursor).not.toBeNull();
     expect((await h.http("GET", `/api/v0/jobs/${id}?tasks_limit=0`)).status).toBe(422);
     expect((await h.http("GET", `/api/v0/jobs/${id}?tasks_cursor=***`)).status).toBe(422);
-    // The job and its tasks are read together for an id: a missing job is still what is reported.
+    // A missing job is reported before a bad cursor.
     for (const path of ["/api/v0/jobs/1?tasks_cursor=***", "/api/v0/jobs/1/stats?tasks_cursor=***"]) expect((await h.http("GET", path)).status, path).toBe(404);
     expect(((await h.http("GET", `/api/v0/jobs/wide?tasks_limit=1`)).body as JobDetail).tasks).toHaveLength(1);
     // Empty is no cursor, as on the lists' `cursor=`.
