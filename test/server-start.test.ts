@@ -90,6 +90,41 @@ describe.runIf(distributed)("server start in distributed mode", () => {
     expect(await exited).toBe(0);
   });
 
+  // SPEC Scheme B rule 2: the first admin from the environment; nothing tested it end to end.
+  it("seeds the first admin from SERVICE_ADMIN_USERNAME and SERVICE_ADMIN_PASSWORD once, and says which half of a pair is missing", async () => {
+    const own = await distributed!.freshEnv();
+    const stop = async (server: ChildProcess) => {
+      const exited = new Promise<number | null>((resolve) => server.on("exit", (code) => resolve(code)));
+      server.kill("SIGTERM");
+      expect(await exited).toBe(0);
+    };
+    try {
+      const usersEnv = { ...process.env, ...own, SERVICE_AUTH: "users", SERVICE_JWT_SECRET: "s".repeat(48), SERVICE_API_TOKEN: "" };
+      const half = await startServer({ ...usersEnv, SERVICE_ADMIN_USERNAME: "boss" }, ["--port", String(await freePort())]);
+      servers.push(half.server);
+      expect(half.log()).toMatch(/SERVICE_ADMIN_USERNAME is set without SERVICE_ADMIN_PASSWORD, so no admin was created/);
+      await stop(half.server);
+
+      const pair = { ...usersEnv, SERVICE_ADMIN_USERNAME: "boss", SERVICE_ADMIN_PASSWORD: "boss password 1" };
+      for (const [round, created] of [[1, true], [2, false]] as const) {
+        const port = await freePort();
+        const { server, log } = await startServer(pair, ["--port", String(port)]);
+        servers.push(server);
+        expect(log().includes("created the first admin, boss"), `start ${round}`).toBe(created);
+        const url = `http://127.0.0.1:${port}/api/v0`;
+        const login = await fetch(`${url}/auth/login`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ username: "boss", password: "boss password 1" }) });
+        expect(login.status, `start ${round}`).toBe(200);
+        const { access_token: token } = (await login.json()) as { access_token: string };
+        expect(await (await fetch(`${url}/auth/me`, { headers: { authorization: `Bearer ${token}` } })).json()).toMatchObject({ username: "boss", role: "admin" });
+        const users = (await (await fetch(`${url}/users`, { headers: { authorization: `Bearer ${token}` } })).json()) as { items: unknown[] };
+        expect(users.items).toHaveLength(1);
+        await stop(server);
+      }
+    } finally {
+      await distributed!.dispose(own);
+    }
+  });
+
   // The address was logged as http://:::5255, which is no URL.
   it("logs an IPv6 --host in brackets and answers on 127.0.0.1 with --host ::", async () => {
     const port = await freePort();
@@ -246,7 +281,7 @@ describe.runIf(distributed)("server start in distributed mode", () => {
     expect(refused.stderr).toMatch(/no-such-host\.invalid cannot be resolved .*choose another with --host \(host_unavailable\)/);
   });
 
-  it("refuses half a TLS pair and the users scheme (not in this build) in one line", () => {
+  it("refuses half a TLS pair, and the users scheme without SERVICE_JWT_SECRET, in one line", () => {
     const half = refusal({}, ["--tls-cert", "/nonexistent.pem"]);
     expect(half.status).toBe(4);
     expect(half.stderr).toMatch(/--tls-cert and --tls-key go together/);

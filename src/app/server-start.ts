@@ -85,7 +85,10 @@ async function seedAdmin(service: OpenedService): Promise<void> {
     const created = await invokeSeed(service, adminUsername, adminPassword);
     if (created) service.log.info(`created the first admin, ${adminUsername}, from SERVICE_ADMIN_USERNAME`);
   } else if ((await countUsers(service.db)) === 0) {
-    service.log.warn("no user exists yet: create the first admin with `jobhouse user create --username U --role admin` (or set SERVICE_ADMIN_USERNAME and SERVICE_ADMIN_PASSWORD)");
+    // Half the pair creates nothing: say which half is missing (once an admin exists, the password
+    // is rightly removed from the environment, and then nothing is said).
+    const half = adminUsername ? "SERVICE_ADMIN_USERNAME is set without SERVICE_ADMIN_PASSWORD, so no admin was created: " : adminPassword ? "SERVICE_ADMIN_PASSWORD is set without SERVICE_ADMIN_USERNAME, so no admin was created: " : "";
+    service.log.warn(`${half}no user exists yet: create the first admin with \`jobhouse user create --username U --role admin\` (or set SERVICE_ADMIN_USERNAME and SERVICE_ADMIN_PASSWORD)`);
   }
 }
 
