@@ -1,9 +1,19 @@
 // How a long-running process of the binary learns to stop: SIGINT (a terminal's Ctrl-C) or SIGTERM
 // (a supervisor), whichever comes first.
 
-/** Resolves with the name of the first stop signal this process receives. */
+/** What bin/early-stop.mjs leaves for a long-running command: a signal heard while loading. */
+interface EarlyStop {
+  signal: NodeJS.Signals | undefined;
+  stopListening(): void;
+}
+
+/**
+ * Resolves with the name of the first stop signal this process receives, counting one that came
+ * while the binary loaded (bin/early-stop.mjs), whose listener this one replaces.
+ */
 export function untilStopSignal(): Promise<NodeJS.Signals> {
-  return new Promise((resolve) => {
+  const early = (globalThis as { [key: symbol]: EarlyStop | undefined })[Symbol.for("jobhouse.early-stop")];
+  const heard = new Promise<NodeJS.Signals>((resolve) => {
     const stop = (signal: NodeJS.Signals) => {
       process.off("SIGINT", stop);
       process.off("SIGTERM", stop);
@@ -12,6 +22,9 @@ export function untilStopSignal(): Promise<NodeJS.Signals> {
     process.once("SIGINT", stop);
     process.once("SIGTERM", stop);
   });
+  // Ours is in place first, so no moment is left without a listener (the default kill).
+  early?.stopListening();
+  return early?.signal ? Promise.resolve(early.signal) : heard;
 }
 
 export interface StopListener {
