@@ -1,7 +1,8 @@
 // The jobs table: inserts, lookups, filtered pages and guarded status changes.
 
 import { countOf, decodeIdCursor, pageOf } from "./paging.js";
-import type { JobRow, NewJobRow } from "./schema.js";
+import type { ExpressionBuilder } from "kysely";
+import type { Database, JobRow, NewJobRow } from "./schema.js";
 import type { Store } from "./db.js";
 import { TERMINAL_JOB_STATUSES } from "../core/statuses.js";
 
@@ -35,6 +36,12 @@ export async function findLatestJobByName(db: Store, name: string): Promise<JobR
   return db.selectFrom("jobs").selectAll().where("name", "=", name).orderBy("id", "desc").limit(1).executeTakeFirst();
 }
 
+/** A job row's task counts (`total_tasks`, `completed_tasks`): two range counts on the (job_id, status, …) index. */
+const taskCountsOfJobRow = (eb: ExpressionBuilder<Database, "jobs">) => [
+  eb.selectFrom("tasks").select(eb.fn.countAll().as("n")).whereRef("tasks.job_id", "=", "jobs.id").as("total_tasks"),
+  eb.selectFrom("tasks").select(eb.fn.countAll().as("n")).whereRef("tasks.job_id", "=", "jobs.id").where("tasks.status", "=", "COMPLETED").as("completed_tasks"),
+];
+
 /**
  * A job (by id, or the latest of a name) with its task counts, read in one statement so the counts
  * are never older than the status beside them (a COMPLETED job shows every task counted).
@@ -43,10 +50,7 @@ export async function findJobWithCounts(db: Store, ref: { id: bigint } | { name:
   let query = db
     .selectFrom("jobs")
     .selectAll()
-    .select((eb) => [
-      eb.selectFrom("tasks").select(eb.fn.countAll().as("n")).whereRef("tasks.job_id", "=", "jobs.id").as("total_tasks"),
-      eb.selectFrom("tasks").select(eb.fn.countAll().as("n")).whereRef("tasks.job_id", "=", "jobs.id").where("tasks.status", "=", "COMPLETED").as("completed_tasks"),
-    ]);
+    .select(taskCountsOfJobRow);
   query = "id" in ref ? query.where("id", "=", ref.id) : query.where("name", "=", ref.name).orderBy("id", "desc").limit(1);
   const row = await query.executeTakeFirst();
   if (!row) return undefined;
@@ -80,10 +84,7 @@ export async function listJobs(db: Store, q: JobListQuery): Promise<{ rows: JobW
   // for the page instead of a page and then a grouped count (a round trip less on PostgreSQL).
   let page = filtered
     .select(JOB_SUMMARY_COLUMNS)
-    .select((eb) => [
-      eb.selectFrom("tasks").select(eb.fn.countAll().as("n")).whereRef("tasks.job_id", "=", "jobs.id").as("total_tasks"),
-      eb.selectFrom("tasks").select(eb.fn.countAll().as("n")).whereRef("tasks.job_id", "=", "jobs.id").where("tasks.status", "=", "COMPLETED").as("completed_tasks"),
-    ])
+    .select(taskCountsOfJobRow)
     .orderBy("id", "desc")
     .limit(q.limit + 1);
   if (q.cursor) page = page.where("id", "<", decodeIdCursor(q.cursor));
