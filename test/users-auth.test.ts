@@ -261,6 +261,27 @@ interface Pair {
       }
     });
 
+    // Found in review: the role was checked after the body was read, so a viewer got 422, 415 or
+    // 413 from an admin route for what it sent (and 403 only for a well-formed object).
+    it("a viewer's body to an admin route is 403 whatever it is: malformed, not an object, not JSON, too large", async () => {
+      const bodies: [string, string, Record<string, string>][] = [
+        ["malformed JSON", "{not json", {}],
+        ["an array", "[]", {}],
+        ["a string", '"run"', {}],
+        ["not JSON", "name=x", { "content-type": "application/x-www-form-urlencoded" }],
+        ["over the body limit", JSON.stringify({ name: "x".repeat(11 * 1024 * 1024) }), {}],
+      ];
+      for (const [what, body, headers] of bodies) {
+        for (const [method, path] of [["POST", "/api/v0/jobs:run"], ["POST", "/api/v0/users"], ["PUT", "/api/v0/users/alice/role"]] as const) {
+          const refused = await h.http(method, path, body, { ...headers, ...bearer(viewer) });
+          expect([refused.status, (refused.body as { code?: string } | undefined)?.code], `${what} ${method} ${path}`).toEqual([403, "forbidden"]);
+        }
+      }
+      // An admin still gets the body's own refusal.
+      expect((await h.http("POST", "/api/v0/jobs:run", "{not json", bearer(admin))).status).toBe(422);
+      expect((await h.http("GET", "/api/v0/users?limit=9999", undefined, bearer(viewer))).status).toBe(403);
+    });
+
     it("admin: user management works and the viewer's own reads stay open", async () => {
       const created = await h.http("POST", "/api/v0/users", { username: "bob", password: "bob password", role: "viewer" }, bearer(admin));
       expect(created.status).toBe(201);
