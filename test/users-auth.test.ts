@@ -169,6 +169,15 @@ interface Pair {
       }
     });
 
+    // Found in review: Node's parser refused it before any route with fastify's own JSON shape.
+    it("an oversized bearer token is a Problem (431), not the framework's own error shape", async () => {
+      const base = await h.listen();
+      const response = await fetch(`${base}/api/v0/auth/me`, { headers: { authorization: `Bearer ${"a".repeat(20_000)}` } });
+      expect(response.status).toBe(431);
+      expect(response.headers.get("content-type")).toMatch(/^application\/problem\+json/);
+      expect(await response.json()).toMatchObject({ title: "Request Header Fields Too Large", status: 431, code: "headers_too_large" });
+    });
+
     // SPEC rule 4 names the claims sub, role, exp and type; iat and name are extras of our own.
     it("accepts a token with exactly SPEC's claims, and /auth/me names its user", async () => {
       const sub = decodeJwt((await tokens("alice", "alice password")).access_token).sub;
