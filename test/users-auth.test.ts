@@ -128,6 +128,37 @@ interface Pair {
     });
   });
 
+  // Found in review: PostgreSQL refuses a NUL in a text column, so these were 500s.
+  it("refuses a NUL character in a username, a user ref or any other text field with 422, never a 500", async () => {
+    const admin = bearer((await tokens("root", "root password")).access_token);
+    const cases: [string, string, unknown, Record<string, string>][] = [
+      ["POST", "/api/v0/auth/login", { username: "ro\u0000ot", password: "root password" }, {}],
+      ["POST", "/api/v0/users", { username: "nul\u0000name", password: "long enough", role: "viewer" }, admin],
+      ["GET", "/api/v0/users/al%00ice", undefined, admin],
+      ["PUT", "/api/v0/users/al%00ice/role", { role: "viewer" }, admin],
+      ["PUT", "/api/v0/users/al%00ice/password", { password: "long enough" }, admin],
+      ["POST", "/api/v0/users/al%00ice/disable", undefined, admin],
+      ["GET", "/api/v0/jobs/na%00me", undefined, admin],
+      ["GET", "/api/v0/jobs?name=na%00me", undefined, admin],
+      ["GET", "/api/v0/registered-jobs?name=na%00me", undefined, admin],
+      ["GET", "/api/v0/objects?prefix=na%00me", undefined, admin],
+      ["POST", "/api/v0/jobs/na%00me/cancel", undefined, admin],
+      ["POST", "/api/v0/registered-jobs/na%00me/enable", undefined, admin],
+      ["POST", "/api/v0/jobs:run", { name: "test/fixtures/jobs.ts:hello", idempotency_key: "k\u0000" }, admin],
+    ];
+    for (const [method, path, body, headers] of cases) {
+      const response = await h.http(method, path, body, headers);
+      expect([response.status, (response.body as { code?: string } | undefined)?.code], `${method} ${path}`).toEqual([422, "invalid"]);
+      expect((response.body as { detail: string }).detail, `${method} ${path}`).toMatch(/must not contain a NUL character/);
+    }
+    // The MCP tools share the check (one invoke): a tool error, not an internal error.
+    const call = { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "get_job", arguments: { ref: "na\u0000me" } } };
+    const tool = await h.http("POST", "/mcp", call, { accept: "application/json, text/event-stream", ...admin });
+    expect(tool.status).toBe(200);
+    expect((tool.body as { result: { isError: boolean } }).result.isError).toBe(true);
+    expect(tool.text).toMatch(/NUL character/);
+  });
+
   describe("access tokens", () => {
     const sign = (claims: Record<string, unknown>, secret = SECRET, alg = "HS256", expiresIn = clock.now() / 1000 + 600) =>
       new SignJWT(claims)

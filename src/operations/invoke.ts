@@ -14,6 +14,8 @@ export async function invoke<I extends z.ZodType, O extends z.ZodType>(
 ): Promise<z.output<O>> {
   // The role first: a caller who may not do this learns nothing about what its input lacked.
   checkRole(op, ctx.principal);
+  const withNul = fieldWithNul(rawInput);
+  if (withNul !== null) throw invalid(`${withNul}: must not contain a NUL character`);
   const parsed = op.input.safeParse(dropUnsetNulls(op, rawInput ?? {}));
   // Zod issues become `invalid` here and nowhere else.
   if (!parsed.success) throw invalid(describeIssues(parsed.error));
@@ -34,6 +36,21 @@ export function checkRole(op: Pick<Operation, "name" | "access" | "mutates">, pr
   if (requiredRole(op) === "admin" && principal.role !== "admin") {
     throw forbidden(`${op.name} needs the admin role; ${principal.username} is ${principal.role}`);
   }
+}
+
+/**
+ * The first top-level field whose text holds a NUL character, or null. No name, ref, filter, key or
+ * password may hold one, and PostgreSQL refuses it in every text column (a 500 before this check,
+ * where SQLite stored or looked it up). JSON-valued fields (kwargs, defaults) are stored as JSON,
+ * which escapes it, so they are not looked into.
+ */
+function fieldWithNul(input: unknown): string | null {
+  if (input === null || typeof input !== "object" || Array.isArray(input)) return null;
+  for (const [field, value] of Object.entries(input)) {
+    const texts = typeof value === "string" ? [value] : Array.isArray(value) ? value.filter((v): v is string => typeof v === "string") : [];
+    if (texts.some((text) => text.includes("\0"))) return field;
+  }
+  return null;
 }
 
 /** "limit: Too big: expected number to be <=500; kwargs.n: …" */
