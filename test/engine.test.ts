@@ -112,6 +112,14 @@ forEachBackend("engine", (backend) => {
     expect(fatal).toMatchObject({ status: "FAILED", attempt: 1, error: "do not retry me" });
   });
 
+  // Found in review: on PostgreSQL the failure could not be recorded, so the task stayed RUNNING
+  // and its job never ended.
+  it("records a failure whose message holds a NUL character (stored as U+FFFD)", async () => {
+    const job = await runAndWait(h, entry("nulErrorJob"));
+    expect(job.status).toBe("FAILED");
+    expect(byName(job, "nul_error")[0]).toMatchObject({ status: "FAILED", error: "a NUL \uFFFD in the message" });
+  });
+
   it("fails an attempt that exceeds its timeout", async () => {
     const job = await runAndWait(h, entry("timeoutJob"));
     expect(job.status).toBe("FAILED");

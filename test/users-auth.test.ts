@@ -128,6 +128,37 @@ interface Pair {
     });
   });
 
+  // Found in review: PostgreSQL refuses a NUL in a text column, so these were 500s.
+  it("refuses a NUL character in a username, a user ref or any other text field with 422, never a 500", async () => {
+    const admin = bearer((await tokens("root", "root password")).access_token);
+    const cases: [string, string, unknown, Record<string, string>][] = [
+      ["POST", "/api/v0/auth/login", { username: "ro\u0000ot", password: "root password" }, {}],
+      ["POST", "/api/v0/users", { username: "nul\u0000name", password: "long enough", role: "viewer" }, admin],
+      ["GET", "/api/v0/users/al%00ice", undefined, admin],
+      ["PUT", "/api/v0/users/al%00ice/role", { role: "viewer" }, admin],
+      ["PUT", "/api/v0/users/al%00ice/password", { password: "long enough" }, admin],
+      ["POST", "/api/v0/users/al%00ice/disable", undefined, admin],
+      ["GET", "/api/v0/jobs/na%00me", undefined, admin],
+      ["GET", "/api/v0/jobs?name=na%00me", undefined, admin],
+      ["GET", "/api/v0/registered-jobs?name=na%00me", undefined, admin],
+      ["GET", "/api/v0/objects?prefix=na%00me", undefined, admin],
+      ["POST", "/api/v0/jobs/na%00me/cancel", undefined, admin],
+      ["POST", "/api/v0/registered-jobs/na%00me/enable", undefined, admin],
+      ["POST", "/api/v0/jobs:run", { name: "test/fixtures/jobs.ts:hello", idempotency_key: "k\u0000" }, admin],
+    ];
+    for (const [method, path, body, headers] of cases) {
+      const response = await h.http(method, path, body, headers);
+      expect([response.status, (response.body as { code?: string } | undefined)?.code], `${method} ${path}`).toEqual([422, "invalid"]);
+      expect((response.body as { detail: string }).detail, `${method} ${path}`).toMatch(/must not contain a NUL character/);
+    }
+    // The MCP tools share the check (one invoke): a tool error, not an internal error.
+    const call = { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "get_job", arguments: { ref: "na\u0000me" } } };
+    const tool = await h.http("POST", "/mcp", call, { accept: "application/json, text/event-stream", ...admin });
+    expect(tool.status).toBe(200);
+    expect((tool.body as { result: { isError: boolean } }).result.isError).toBe(true);
+    expect(tool.text).toMatch(/NUL character/);
+  });
+
   describe("access tokens", () => {
     const sign = (claims: Record<string, unknown>, secret = SECRET, alg = "HS256", expiresIn = clock.now() / 1000 + 600) =>
       new SignJWT(claims)
@@ -167,6 +198,15 @@ interface Pair {
         expect(response.headers.get("www-authenticate"), what).toBe("Bearer");
         expect((response.body as { code: string }).code, what).toBe("unauthorized");
       }
+    });
+
+    // Found in review: Node's parser refused it before any route with fastify's own JSON shape.
+    it("an oversized bearer token is a Problem (431), not the framework's own error shape", async () => {
+      const base = await h.listen();
+      const response = await fetch(`${base}/api/v0/auth/me`, { headers: { authorization: `Bearer ${"a".repeat(20_000)}` } });
+      expect(response.status).toBe(431);
+      expect(response.headers.get("content-type")).toMatch(/^application\/problem\+json/);
+      expect(await response.json()).toMatchObject({ title: "Request Header Fields Too Large", status: 431, code: "headers_too_large" });
     });
 
     // SPEC rule 4 names the claims sub, role, exp and type; iat and name are extras of our own.
@@ -259,6 +299,27 @@ interface Pair {
         const response = await h.http(op.http!.method, path, op.http!.method === "GET" ? undefined : {}, bearer(viewer));
         expect(response.status, `${op.name} ${path}`).toBe(403);
       }
+    });
+
+    // Found in review: the role was checked after the body was read, so a viewer got 422, 415 or
+    // 413 from an admin route for what it sent (and 403 only for a well-formed object).
+    it("a viewer's body to an admin route is 403 whatever it is: malformed, not an object, not JSON, too large", async () => {
+      const bodies: [string, string, Record<string, string>][] = [
+        ["malformed JSON", "{not json", {}],
+        ["an array", "[]", {}],
+        ["a string", '"run"', {}],
+        ["not JSON", "name=x", { "content-type": "application/x-www-form-urlencoded" }],
+        ["over the body limit", JSON.stringify({ name: "x".repeat(11 * 1024 * 1024) }), {}],
+      ];
+      for (const [what, body, headers] of bodies) {
+        for (const [method, path] of [["POST", "/api/v0/jobs:run"], ["POST", "/api/v0/users"], ["PUT", "/api/v0/users/alice/role"]] as const) {
+          const refused = await h.http(method, path, body, { ...headers, ...bearer(viewer) });
+          expect([refused.status, (refused.body as { code?: string } | undefined)?.code], `${what} ${method} ${path}`).toEqual([403, "forbidden"]);
+        }
+      }
+      // An admin still gets the body's own refusal.
+      expect((await h.http("POST", "/api/v0/jobs:run", "{not json", bearer(admin))).status).toBe(422);
+      expect((await h.http("GET", "/api/v0/users?limit=9999", undefined, bearer(viewer))).status).toBe(403);
     });
 
     it("admin: user management works and the viewer's own reads stay open", async () => {

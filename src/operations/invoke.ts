@@ -2,7 +2,7 @@
 
 import type { z } from "zod";
 import { forbidden, invalid } from "../core/errors.js";
-import type { OperationContext } from "./context.js";
+import type { OperationContext, Principal } from "./context.js";
 import { type Operation, requiredRole } from "./define.js";
 import { cacheKey } from "./result-cache.js";
 import { dropUnsetNulls } from "./schemas.js";
@@ -13,9 +13,9 @@ export async function invoke<I extends z.ZodType, O extends z.ZodType>(
   ctx: OperationContext,
 ): Promise<z.output<O>> {
   // The role first: a caller who may not do this learns nothing about what its input lacked.
-  if (requiredRole(op) === "admin" && ctx.principal.role !== "admin") {
-    throw forbidden(`${op.name} needs the admin role; ${ctx.principal.username} is ${ctx.principal.role}`);
-  }
+  checkRole(op, ctx.principal);
+  const withNul = fieldWithNul(rawInput);
+  if (withNul !== null) throw invalid(`${withNul}: must not contain a NUL character`);
   const parsed = op.input.safeParse(dropUnsetNulls(op, rawInput ?? {}));
   // Zod issues become `invalid` here and nowhere else.
   if (!parsed.success) throw invalid(describeIssues(parsed.error));
@@ -25,6 +25,32 @@ export async function invoke<I extends z.ZodType, O extends z.ZodType>(
     return op.output.parse(result);
   };
   return op.cacheable ? ctx.results.through(ctx.db, () => cacheKey(op.name, parsed.data), run) : run();
+}
+
+/**
+ * Throws `forbidden` (403) when the principal's role may not run the operation (SPEC Scheme B rule 9).
+ * REST also calls it before the body is read, so a viewer's malformed, oversized or non-JSON body to
+ * an admin route is 403 like any other, not 413, 415 or 422.
+ */
+export function checkRole(op: Pick<Operation, "name" | "access" | "mutates">, principal: Principal): void {
+  if (requiredRole(op) === "admin" && principal.role !== "admin") {
+    throw forbidden(`${op.name} needs the admin role; ${principal.username} is ${principal.role}`);
+  }
+}
+
+/**
+ * The first top-level field whose text holds a NUL character, or null. No name, ref, filter, key or
+ * password may hold one, and PostgreSQL refuses it in every text column (a 500 before this check,
+ * where SQLite stored or looked it up). JSON-valued fields (kwargs, defaults) are stored as JSON,
+ * which escapes it, so they are not looked into.
+ */
+function fieldWithNul(input: unknown): string | null {
+  if (input === null || typeof input !== "object" || Array.isArray(input)) return null;
+  for (const [field, value] of Object.entries(input)) {
+    const texts = typeof value === "string" ? [value] : Array.isArray(value) ? value.filter((v): v is string => typeof v === "string") : [];
+    if (texts.some((text) => text.includes("\0"))) return field;
+  }
+  return null;
 }
 
 /** "limit: Too big: expected number to be <=500; kwargs.n: …" */

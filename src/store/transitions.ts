@@ -120,7 +120,10 @@ export interface Failure {
 }
 
 /** A failed attempt: back to PENDING with attempt + 1, or FAILED with its dependents SKIPPED. */
-export async function failAttempt(db: Store, f: Failure, allowed: string[] = ["CLAIMED", "RUNNING"]): Promise<{ failed: boolean; jobId?: bigint; skipped?: SkippedTask[] }> {
+export async function failAttempt(db: Store, failure: Failure, allowed: string[] = ["CLAIMED", "RUNNING"]): Promise<{ failed: boolean; jobId?: bigint; skipped?: SkippedTask[] }> {
+  // The error is task code's text: PostgreSQL refuses a NUL in a text column, and the failure then
+  // went unrecorded (the task stayed RUNNING, its job never ended). It is stored as U+FFFD.
+  const f = { ...failure, error: failure.error.replaceAll("\0", "\uFFFD") };
   return db.transaction().execute(async (tx) => {
     const updated =
       f.retryAtMs !== null

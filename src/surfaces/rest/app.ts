@@ -4,6 +4,7 @@
 
 import { existsSync } from "node:fs";
 import { join, sep } from "node:path";
+import type { Duplex } from "node:stream";
 import fastifyStatic from "@fastify/static";
 import Fastify, { type FastifyInstance, type FastifyRequest } from "fastify";
 import { forbidden, notFound } from "../../core/errors.js";
@@ -72,6 +73,8 @@ export async function buildHttpApp(
     },
     // The router's own refusals are Problems like every other error.
     frameworkErrors: (error, _request, reply) => sendProblem(reply, routerProblem(error, service.log)),
+    // So are Node's, for a request it cannot parse at all (headers too large, malformed HTTP).
+    clientErrorHandler: writeClientErrorProblem,
   });
   const routeMethods = collectRouteMethods(app);
   // An empty body sent as JSON is no body (clients set the header on every request, cancel and
@@ -130,6 +133,26 @@ export async function buildHttpApp(
 
   await registerWebApp(app, options.webRoot, service, routeMethods, authenticate);
   return app;
+}
+
+/**
+ * A request Node's HTTP parser refused before any route saw it (CONTRACT §2: every error is a
+ * Problem): 431 for headers over the limit (an oversized bearer token, say), 408 for a request that
+ * did not arrive in time, 400 for anything else. The connection is closed after the answer.
+ */
+export function writeClientErrorProblem(error: Error & { code?: string }, socket: Duplex): void {
+  if (error.code === "ECONNRESET" || socket.destroyed) return;
+  const [status, title, detail, code] =
+    error.code === "HPE_HEADER_OVERFLOW"
+      ? [431, "Request Header Fields Too Large", "the request's headers exceed the server's limit", "headers_too_large"]
+      : error.code === "ERR_HTTP_REQUEST_TIMEOUT"
+        ? [408, "Request Timeout", "the request did not arrive in time", "request_timeout"]
+        : [400, "Bad Request", "the request is not valid HTTP", "bad_request"];
+  const body = JSON.stringify({ title, status, detail, code });
+  if (socket.writable) {
+    socket.write(`HTTP/1.1 ${status} ${title}\r\nContent-Type: application/problem+json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+  }
+  socket.destroy(error);
 }
 
 /** GET /metrics in the OpenAPI document: a route of the server like /health, though no operation. */

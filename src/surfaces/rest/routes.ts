@@ -2,7 +2,7 @@
 
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import { invalid } from "../../core/errors.js";
-import { type AnyOperation, type OperationContext, invoke, mountedPath } from "../../operations/index.js";
+import { type AnyOperation, type OperationContext, checkRole, invoke, mountedPath } from "../../operations/index.js";
 import { coerceTextInput } from "../../operations/schemas.js";
 
 /** The longest path parameter the router matches; longer names are refused where they are made. */
@@ -54,7 +54,9 @@ export function registerOperationRoutes(
     app.route({
       method,
       url: toRouterPath(urlOf(op)),
-      ...(op.access === "public" ? {} : { onRequest: authenticate }),
+      // The caller and its role before the body is read: a viewer's body to an admin route, however
+      // malformed or large, is 403 (SPEC Scheme B rule 9), as an unauthenticated one is 401.
+      ...(op.access === "public" ? {} : { onRequest: [authenticate, async (request: FastifyRequest) => checkRole(op, contextFor(request).principal)] }),
       handler: async (request, reply) => {
         const output = await invoke(op, inputOf(op, request), contextFor(request));
         if (location) reply.header("Location", (location as (o: unknown) => string)(output));
