@@ -5,6 +5,7 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { type BackgroundDeps, applyRetention, fireDueSchedules, reapLostWorkers } from "../src/engine/background.js";
+import { recordLoginFailure } from "../src/store/login-failures.js";
 import { ManualClock } from "../src/core/clock.js";
 import { silentLogger } from "../src/core/log.js";
 import type { JobDetail } from "../src/models/jobs.js";
@@ -202,5 +203,18 @@ forEachBackend("background loop", (backend) => {
     expect((await h.http("GET", `/api/v0/jobs/${job.id}`)).status).toBe(404);
     expect((await h.http("GET", `/api/v0/tasks/${job.tasks[0]!.id}`)).status).toBe(404);
     expect(existsSync(logDir)).toBe(false);
+  });
+
+  // Failed logins were deleted only by a successful login of the same name, or of anyone: guessed
+  // usernames that never log in kept their rows forever.
+  it("retention deletes failed logins that count no more, and keeps the ones that do", async () => {
+    const { db, ids } = h.service;
+    const now = Date.now();
+    for (const [username, age] of [["guess-old", 16 * 60_000], ["guess-recent", 60_000]] as const) {
+      await recordLoginFailure(db, ids.next(), username, now - age);
+    }
+    await applyRetention(deps(new ManualClock(now)));
+    const left = await db.selectFrom("login_failures").select("username").where("username", "like", "guess-%").execute();
+    expect(left.map((r) => r.username)).toEqual(["guess-recent"]);
   });
 });

@@ -10,6 +10,7 @@ import type { IdGenerator } from "../core/ids.js";
 import type { Logger } from "../core/log.js";
 import type { Store } from "../store/db.js";
 import { deleteExpiredIdempotencyKeys } from "../store/idempotency-keys.js";
+import { LOGIN_FAILURE_WINDOW_MS, deleteLoginFailuresBefore } from "../store/login-failures.js";
 import { deleteJob, findExpiredJobs } from "../store/jobs.js";
 import { advanceSchedule, findDueSchedules } from "../store/registered-jobs.js";
 import { listTasksHeldBy } from "../store/tasks.js";
@@ -188,7 +189,7 @@ async function planScheduledRun(deps: BackgroundDeps, registered: RegisteredJobR
   }
 }
 
-/** Deletes terminal jobs older than SERVICE_JOB_TTL_DAYS with their tasks and log files, and expired idempotency keys. */
+/** Deletes terminal jobs older than SERVICE_JOB_TTL_DAYS with their tasks and log files, expired idempotency keys and failed logins. */
 export async function applyRetention(deps: BackgroundDeps): Promise<number> {
   const cutoff = deps.clock.now() - deps.config.jobTtlDays * 86_400_000;
   let deleted = 0;
@@ -204,6 +205,8 @@ export async function applyRetention(deps: BackgroundDeps): Promise<number> {
   }
   // Idempotency keys past their window name nothing any more.
   await deleteExpiredIdempotencyKeys(deps.db, deps.clock.now() - deps.config.idempotencyWindowS * 1000);
+  // Nor do failed logins past theirs: a username that never logs in would keep its rows forever.
+  await deleteLoginFailuresBefore(deps.db, deps.clock.now() - LOGIN_FAILURE_WINDOW_MS);
   return deleted;
 }
 

@@ -3,6 +3,9 @@
 
 import type { Store } from "./db.js";
 
+/** How long a failed login counts against its username (CONTRACT §8: 15 minutes). */
+export const LOGIN_FAILURE_WINDOW_MS = 15 * 60 * 1000;
+
 export async function recordLoginFailure(db: Store, id: bigint, username: string, nowMs: number): Promise<void> {
   await db.insertInto("login_failures").values({ id, username, failed_at: nowMs }).execute();
 }
@@ -23,4 +26,9 @@ export async function recentLoginFailures(db: Store, username: string, sinceMs: 
 /** A successful login starts the count again; old entries of anyone go too. */
 export async function clearLoginFailures(db: Store, username: string, olderThanMs: number): Promise<void> {
   await db.deleteFrom("login_failures").where((eb) => eb.or([eb("username", "=", username), eb("failed_at", "<=", BigInt(olderThanMs))])).execute();
+}
+
+/** Failures that count no more, of every username (retention: guessed usernames never log in). */
+export async function deleteLoginFailuresBefore(db: Store, cutoffMs: number): Promise<void> {
+  await db.deleteFrom("login_failures").where("failed_at", "<=", BigInt(cutoffMs)).execute();
 }

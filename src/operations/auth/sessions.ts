@@ -6,7 +6,7 @@ import { hashRefreshSecret, newRefreshSecret, signAccessToken } from "../../core
 import type { Config } from "../../core/config.js";
 import { invalid, tooManyRequests, unauthorized } from "../../core/errors.js";
 import { decoyHash, fitsBcrypt, verifyPassword } from "../../core/passwords.js";
-import { clearLoginFailures, recentLoginFailures, recordLoginFailure } from "../../store/login-failures.js";
+import { LOGIN_FAILURE_WINDOW_MS, clearLoginFailures, recentLoginFailures, recordLoginFailure } from "../../store/login-failures.js";
 import { consumeRefreshToken, findRefreshToken, insertRefreshToken, revokeChain } from "../../store/refresh-tokens.js";
 import type { Store } from "../../store/db.js";
 import type { UserRow } from "../../store/schema.js";
@@ -15,7 +15,6 @@ import type { ServiceContext } from "../context.js";
 
 /** CONTRACT §8: 10 failed logins for one username within 15 minutes, then 429 until the window passes. */
 export const LOGIN_FAILURE_LIMIT = 10;
-export const LOGIN_FAILURE_WINDOW_MS = 15 * 60 * 1000;
 
 export interface TokenPair {
   access_token: string;
