@@ -19,4 +19,11 @@ export function listenEarlyForStop(args) {
     process.off("SIGTERM", hear);
   };
   globalThis[EARLY_STOP] = early;
+  // At debug level, say so (in the logger's formats): a slow start can be told apart from a hung one.
+  if (process.env.SERVICE_LOG_LEVEL?.trim().toLowerCase() === "debug") {
+    const time = new Date().toISOString();
+    const msg = "loading; a stop signal from now on ends the command once its startup settles";
+    const json = process.env.SERVICE_LOG_FORMAT?.trim().toLowerCase() === "json";
+    process.stderr.write(json ? JSON.stringify({ time, level: "debug", msg }) + "\n" : `${time} DEBUG ${msg}\n`);
+  }
 }
