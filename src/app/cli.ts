@@ -2,7 +2,7 @@
 // lifecycles that are not operations (local start, worker start, background start, migrate).
 
 import { Argument, Command, CommanderError } from "commander";
-import { ConfigError, colorWanted, loadConfig, type Config } from "../core/config.js";
+import { ConfigError, colorWanted, digitsValue, loadConfig, type Config } from "../core/config.js";
 import { ERROR_KINDS, EXIT_CODES, invalid, isServiceError } from "../core/errors.js";
 import { type AnyOperation, SYNTHETIC_ADMIN, invoke, operations } from "../operations/index.js";
 import { EXIT_JOB_NOT_COMPLETED, JobNotCompleted, addOperationCommands, type Caller, examplesHelp } from "../surfaces/cli/program.js";
@@ -206,14 +206,14 @@ function reportError(error: unknown, streams: CliStreams): number {
 
 function parsePort(value: string): number {
   // Digits only: Number("") is 0 (any free port), and " 80" or "0x50" are not what anyone means.
-  const port = /^\d+$/.test(value) ? Number(value) : NaN;
+  const port = digitsValue(value);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw invalid(`--port must be an integer in 0..65535, got "${value}"`);
   return port;
 }
 
 function parsePositive(flag: string, value: string): number {
   // Digits only, as for --port: "1e3" (a thousand task threads) and "0x10" are not what anyone means.
-  const n = /^\d+$/.test(value) ? Number(value) : NaN;
+  const n = digitsValue(value);
   if (!Number.isSafeInteger(n) || n < 1) throw invalid(`${flag} must be a positive integer, got "${value}"`);
   return n;
 }

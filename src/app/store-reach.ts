@@ -23,7 +23,7 @@ const isTlsFailure = (e: Failure | undefined) => failureCodes(e).some(isTlsCode)
  */
 const CLICKHOUSE_LOGIN_CODES = new Set(["192", "193", "194", "516"]);
 const isClickHouseLoginRefusal = (e: Failure | undefined) =>
-  failureCodes(e).some((code) => CLICKHOUSE_LOGIN_CODES.has(code)) || /^Code: (192|193|194|516)\b/.test(e?.message ?? "");
+  [...failureCodes(e), /^Code: (\d+)\b/.exec(e?.message ?? "")?.[1]].some((code) => code !== undefined && CLICKHOUSE_LOGIN_CODES.has(code));
 /** The reason in ClickHouse's own message, without its code and exception class. */
 const clickHouseWords = (text: string): string | undefined => /DB::Exception: (.*?)(?:, e\.what\(\) = \S+)?\s*$/m.exec(text)?.[1];
 

@@ -237,6 +237,12 @@ export function redactUrl(url: string): string {
 }
 
 /**
+ * The number a text of digits only writes, else NaN: "1e3", "0x10", " 80", "0.5" and "" are not
+ * what anyone who types a count, a port or seconds means.
+ */
+export const digitsValue = (text: string): number => (/^\d+$/.test(text) ? Number(text) : NaN);
+
+/**
  * A count or whole seconds: digits only. Math.floor made SERVICE_WORKER_CONCURRENCY=0.5 a worker
  * of no slots (and GET /workers a 500), and a fractional token lifetime a 500 at every login
  * (SPEC: expires_in is integer seconds).
@@ -244,7 +250,7 @@ export function redactUrl(url: string): string {
 function positiveInteger(env: Env, name: string, fallback: number): number {
   const raw = nonEmpty(env[name]);
   if (raw === undefined) return fallback;
-  const value = /^\d+$/.test(raw) ? Number(raw) : NaN;
+  const value = digitsValue(raw);
   if (!Number.isSafeInteger(value) || value <= 0) throw new ConfigError(`${name} must be a positive integer, got "${raw}"`);
   return value;
 }

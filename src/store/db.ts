@@ -94,15 +94,18 @@ function withStatementCache(database: SQLite.Database): SQLite.Database {
 function withRowMaker(statement: SQLite.Statement): DriverStatement {
   if (!statement.reader) return statement;
   statement.raw(true);
-  const compile = () => compileRowMaker(statement.columns().map((column) => column.name));
-  let maker = { width: statement.columns().length, make: compile() };
+  const compile = () => {
+    const names = statement.columns().map((column) => column.name);
+    return { width: names.length, make: compileRowMaker(names) };
+  };
+  let maker = compile();
   // Another process's migration is seen by SQLite, which prepares the statement again; a row of
   // another width means the columns changed under the maker. (A change there that keeps the width,
   // a renamed or reordered column, is not seen: our migrations only add columns, and a process
   // should be restarted after another one migrated its store. Asking for the columns on every run
   // would cost 18 µs, four times the statement.)
   const makeRow = (values: unknown[]) => {
-    if (values.length !== maker.width) maker = { width: values.length, make: compile() };
+    if (values.length !== maker.width) maker = compile();
     return maker.make(values);
   };
   return {
