@@ -15,6 +15,7 @@ import * as runLimits from "./migrations/010-run-limits.js";
 import * as lineageSources from "./migrations/011-lineage-sources.js";
 import * as scaleIndexes from "./migrations/012-scale-indexes.js";
 import * as objectStats from "./migrations/013-object-stats.js";
+import * as dependencyStatistics from "./migrations/014-dependency-statistics.js";
 
 const MIGRATIONS: Record<string, Migration> = {
   "001-initial": initial,
@@ -30,6 +31,7 @@ const MIGRATIONS: Record<string, Migration> = {
   "011-lineage-sources": lineageSources,
   "012-scale-indexes": scaleIndexes,
   "013-object-stats": objectStats,
+  "014-dependency-statistics": dependencyStatistics,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => MIGRATIONS };
