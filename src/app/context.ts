@@ -36,6 +36,8 @@ export interface OpenServiceOptions {
   pgSchema?: string;
   /** Long-running processes renew their snowflake node lease; one-shot CLI calls do not. */
   longRunning?: boolean;
+  /** A worker process: its SQL connections run only the engine's statements (OpenStoreOptions.engine). */
+  engine?: boolean;
 }
 
 const LEASE_TTL_MS = 10 * 60_000;
@@ -43,7 +45,7 @@ const LEASE_TTL_MS = 10 * 60_000;
 export async function openService(config: Config, options: OpenServiceOptions = {}): Promise<OpenedService> {
   const clock = options.clock ?? systemClock;
   const log = options.log ?? createLogger(config.logLevel, undefined, config.logFormat);
-  const db = openStore(config.sql, { pgSchema: options.pgSchema });
+  const db = openStore(config.sql, { pgSchema: options.pgSchema, engine: options.engine });
 
   const holder = `${hostname()}:${process.pid}:${Math.random().toString(36).slice(2, 8)}`;
   const { node, migrated } = await leaseNodeOrMigrate(db, holder, clock);

@@ -41,7 +41,7 @@ export async function runWorkerProcess(config: Config, options: { concurrency: n
   requireDistributed(config, "`worker start`");
   const stop = listenForStop();
   if (!(await stepUnlessStopped(stop, () => requireUsableStores(config)))) return 0;
-  const service = await openService(config, { longRunning: true });
+  const service = await openService(config, { longRunning: true, engine: true });
   try {
     if (stop.received) return 0;
     const engine = await startEngine(service, { concurrency: options.concurrency, maxTasks: options.maxTasks, background: false, warmThreads: true });

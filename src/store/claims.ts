@@ -19,7 +19,11 @@ export interface ClaimResult {
   startedJobs: bigint[];
   /** Of the request's `settledCandidates`, the jobs with no open task left. */
   settledJobs: bigint[];
-  /** When nothing was claimed: the earliest time a waiting task becomes ready (a retry's backoff). */
+  /**
+   * When nothing was claimed: when a waiting task (a retry in its backoff) becomes ready, the first
+   * in claim order, read along the claim index: the earliest of the highest priority that has one.
+   * A lower priority's task due sooner is found by the next poll.
+   */
   nextReadyAt?: number;
 }
 
@@ -60,16 +64,23 @@ type ClaimRow = Partial<TaskRow> & {
   done_job_id?: bigint | null;
 };
 
+/** Ungated tasks only, or only those behind `gate` (the ordinary claim never takes gated ones). */
+const gateSql = (gate: string | undefined) => (gate === undefined ? sql<boolean>`gate IS NULL` : sql<boolean>`gate = ${gate}`);
+
 /**
  * The claim as common table expressions (w, picked, claimed, started, settled) and the select that
  * reads them: the worker's status under FOR SHARE (the lost-worker reaper waits for this claim to
  * commit, then sees and retries what it took, or the claim sees LOST and takes nothing), the ready
  * tasks under FOR UPDATE SKIP LOCKED, RUNNING, and their jobs RUNNING when this is their first
  * claim. Shared by the claim alone and the completion that claims the slot's next task.
+ *
+ * Written so that a generic plan (a worker's connections use one: see ENGINE_PLAN_SETTINGS in
+ * db.ts) finds every row by key whatever the statistics were when it was made: the rows to update
+ * as `id = ANY (ARRAY(…))` with a status test no index serves (`IS NOT DISTINCT FROM`), so the
+ * primary key is the only way in, and each open status of a settled candidate as its own
+ * `NOT EXISTS` on (job_id, status), kept a subplan by `OFFSET 0`. As joins, a plan made while the
+ * tables were small walked every PENDING task and job (or scanned every open task) per claim.
  */
-/** Ungated tasks only, or only those behind `gate` (the ordinary claim never takes gated ones). */
-const gateSql = (gate: string | undefined) => (gate === undefined ? sql<boolean>`gate IS NULL` : sql<boolean>`gate = ${gate}`);
-
 function claimCtes({ workerId, limit, nowMs, logDir, settledCandidates, gate }: ClaimRequest) {
   return sql`
     w AS (SELECT status FROM workers WHERE id = ${workerId} FOR SHARE),
@@ -81,15 +92,18 @@ function claimCtes({ workerId, limit, nowMs, logDir, settledCandidates, gate }: 
       FOR UPDATE SKIP LOCKED),
     claimed AS (
       UPDATE tasks SET status = 'RUNNING', worker_id = ${workerId}, claimed_at = ${nowMs}, started_at = ${nowMs}, log_path = ${logPathSql(logDir)}
-      WHERE id IN (SELECT id FROM picked) AND status = 'PENDING'
+      WHERE id = ANY (ARRAY(SELECT id FROM picked)) AND status IS NOT DISTINCT FROM 'PENDING'
       RETURNING *),
     started AS (
       UPDATE jobs SET status = 'RUNNING', started_at = ${nowMs}
-      WHERE id IN (SELECT job_id FROM claimed) AND status = 'PENDING'
+      WHERE id = ANY (ARRAY(SELECT job_id FROM claimed)) AND status IS NOT DISTINCT FROM 'PENDING'
       RETURNING id),
     settled AS (
       SELECT c.id FROM unnest(${(settledCandidates ?? []).map(String)}::bigint[]) AS c(id)
-      WHERE NOT EXISTS (SELECT 1 FROM tasks WHERE job_id = c.id AND status IN (${sql.join([...OPEN_TASK_STATUSES])})))`;
+      WHERE ${sql.join(
+        OPEN_TASK_STATUSES.map((status) => sql`NOT EXISTS (SELECT 1 FROM tasks WHERE job_id = c.id AND status = ${sql.lit(status)} OFFSET 0)`),
+        sql` AND `,
+      )})`;
 }
 
 function claimSelect({ nowMs }: ClaimRequest) {
@@ -97,7 +111,7 @@ function claimSelect({ nowMs }: ClaimRequest) {
     (SELECT status FROM w) AS worker_status, (SELECT json_agg(id::text) FROM started) AS started_jobs,
     (SELECT json_agg(id::text) FROM settled) AS settled_jobs,
     CASE WHEN NOT EXISTS (SELECT 1 FROM claimed) THEN
-      (SELECT min(ready_at) FROM tasks WHERE status = 'PENDING' AND pending_deps = 0 AND ready_at > ${nowMs}) END AS next_ready_at,
+      (SELECT ready_at FROM tasks WHERE status = 'PENDING' AND pending_deps = 0 AND ready_at > ${nowMs} ORDER BY priority DESC, ready_at LIMIT 1) END AS next_ready_at,
     claimed.*`;
 }
 
@@ -141,13 +155,18 @@ export async function completeTaskAndClaim(db: Store, c: Completion, next: Claim
  * ended when it asks which jobs settled (the caller asks about this task's job next time).
  */
 async function completeLeafAndClaimOnPostgres(db: Store, c: LeafCompletion, request: ClaimRequest): Promise<{ completed: boolean; jobId?: bigint; claim: ClaimResult }> {
-  const { rows } = await sql<ClaimRow>`
+  const { rows } = await completeLeafAndClaimStatement(c, request).execute(db);
+  const jobId = rows[0]?.done_job_id ?? undefined;
+  return { completed: jobId != null, jobId: jobId ?? undefined, claim: readClaimRows(rows) };
+}
+
+/** The statement of completeLeafAndClaimOnPostgres (a test reads its plan). */
+export function completeLeafAndClaimStatement(c: LeafCompletion, request: ClaimRequest) {
+  return sql<ClaimRow>`
     WITH ${leafCompletionCtes(c)},
     ${claimCtes(request)}
     SELECT (SELECT job_id FROM done) AS done_job_id, ${claimSelect(request)}
-    FROM (SELECT 1) AS one LEFT JOIN claimed ON true`.execute(db);
-  const jobId = rows[0]?.done_job_id ?? undefined;
-  return { completed: jobId != null, jobId: jobId ?? undefined, claim: readClaimRows(rows) };
+    FROM (SELECT 1) AS one LEFT JOIN claimed ON true`;
 }
 
 /** SQLite has one writer: an IMMEDIATE transaction holds off every other claimer and the reaper. */
@@ -176,10 +195,13 @@ async function claimInSqliteTransaction(tx: Store, { workerId, limit, nowMs, log
   if (ids.length === 0) {
     const next = await tx
       .selectFrom("tasks")
-      .select((eb) => eb.fn.min("ready_at").as("at"))
+      .select("ready_at as at")
       .where("status", "=", "PENDING")
       .where("pending_deps", "=", 0)
       .where("ready_at", ">", BigInt(nowMs))
+      .orderBy("priority", "desc")
+      .orderBy("ready_at")
+      .limit(1)
       .executeTakeFirst();
     return { tasks: [], workerStatus: worker.status, startedJobs: [], settledJobs, nextReadyAt: next?.at == null ? undefined : Number(next.at) };
   }

@@ -15,6 +15,12 @@ export interface OpenStoreOptions {
   pgSchema?: string;
   /** Pool size for PostgreSQL. */
   poolSize?: number;
+  /**
+   * A worker process's connections, which run only the engine's statements (claims, completions,
+   * lookups by key): their plans are made once and are index scans whatever the statistics say
+   * (see ENGINE_PLAN_SETTINGS).
+   */
+  engine?: boolean;
 }
 
 export function openStore(target: SqlTarget, options: OpenStoreOptions = {}): Store {
@@ -143,8 +149,21 @@ function openPostgres(connectionString: string, options: OpenStoreOptions): Stor
     ...(options.pgSchema ? { options: `-c search_path=${options.pgSchema}` } : {}),
   });
   pool.on("connect", usePreparedStatements);
+  // Queued before the connection's first query (a connection string's own options would override
+  // startup options given here).
+  if (options.engine) pool.on("connect", (client) => void client.query(ENGINE_PLAN_SETTINGS).catch(() => undefined));
   return new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
 }
+
+/**
+ * The engine's statements are prepared (see usePreparedStatements), and PostgreSQL's plan cache
+ * otherwise decides per connection between planning each execution (0.3 ms for the claiming
+ * completion, more than it takes to run) and one generic plan made with the statistics of that
+ * moment: made while the tasks table was small, that plan scans it sequentially for good, however
+ * large it grows. A worker's statements all find their rows by key, so its connections always
+ * take the generic plan, and sequential scans only where no index serves.
+ */
+const ENGINE_PLAN_SETTINGS = "SET plan_cache_mode = force_generic_plan; SET enable_seqscan = off";
 
 /** Statement texts prepared by name, shared by every connection (a text keeps its name). */
 const preparedNames = new Map<string, string>();
