@@ -31,6 +31,14 @@ export class Worker {
   private unreported: AttemptCounts = { ...NO_ATTEMPTS };
   /** Jobs in which this worker completed a task since its last claim: has one of them ended? */
   private mayHaveEnded = new Set<bigint>();
+  /** How many tasks of each job this worker runs now: such a job has not ended. */
+  private readonly runningPerJob = new Map<bigint, number>();
+  /**
+   * Jobs that may have ended once this worker's running tasks of them end: asked about then, not
+   * before. During a fan-out every completion would otherwise ask, and the answer (no) costs
+   * PostgreSQL a walk over the job's index entries that earlier claims left dead.
+   */
+  private readonly deferredCandidates = new Set<bigint>();
   /** When the oldest of `mayHaveEnded` is to be asked about even if no claim comes first. */
   private settleDueAt = 0;
   /** Slots whose completing attempt is claiming their next task (counted against max_tasks). */
@@ -175,14 +183,19 @@ export class Worker {
   private startTask(task: TaskRow): void {
     this.deps.changes.publish({ type: "task", id: task.id, jobId: task.job_id, status: "RUNNING", attempt: Number(task.attempt) });
     this.started += 1;
+    this.runningPerJob.set(task.job_id, (this.runningPerJob.get(task.job_id) ?? 0) + 1);
     const attempt = startAttempt(this.deps, task, this.id, {
       nextClaim: (nowMs) => this.slotClaimRequest(nowMs),
       settled: ({ ended, request, claim }) => {
         if (request) this.reservedSlots -= 1;
+        const left = (this.runningPerJob.get(task.job_id) ?? 1) - 1;
+        if (left > 0) this.runningPerJob.set(task.job_id, left);
+        else this.runningPerJob.delete(task.job_id);
         if (ended === "completed") {
           this.unreported.completed += 1;
           this.noteMayHaveEnded(task.job_id);
         } else if (ended === "failed") this.unreported.failed += 1;
+        if (left === 0 && this.deferredCandidates.delete(task.job_id)) this.noteMayHaveEnded(task.job_id);
         this.running.delete(task.id);
         if (claim) {
           void this.accept(claim).catch((error) => {
@@ -206,6 +219,10 @@ export class Worker {
   }
 
   private noteMayHaveEnded(jobId: bigint): void {
+    if (this.runningPerJob.has(jobId)) {
+      this.deferredCandidates.add(jobId);
+      return;
+    }
     if (this.mayHaveEnded.size === 0) this.settleDueAt = this.deps.clock.now() + SETTLE_DELAY_MS;
     this.mayHaveEnded.add(jobId);
   }
@@ -257,8 +274,13 @@ export class Worker {
     if (this.unreported.completed + this.unreported.failed > 0) await this.heartbeat();
   }
 
+  /** The jobs to ask about now; those with a task running here again wait for it (deferredCandidates). */
   private takeCandidates(): bigint[] {
-    const jobs = [...this.mayHaveEnded];
+    const jobs: bigint[] = [];
+    for (const jobId of this.mayHaveEnded) {
+      if (this.runningPerJob.has(jobId)) this.deferredCandidates.add(jobId);
+      else jobs.push(jobId);
+    }
     this.mayHaveEnded.clear();
     return jobs;
   }
