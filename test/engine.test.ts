@@ -3,9 +3,10 @@
 
 import { existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { sql } from "kysely";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import type { EngineRuntime } from "../src/app/engine-runtime.js";
-import type { JobDetail } from "../src/models/jobs.js";
+import type { JobDetail, JobStatsView } from "../src/models/jobs.js";
 import type { TaskDetail, TaskLogsView } from "../src/models/tasks.js";
 import { forEachBackend } from "./support/backends.js";
 import { entry, runAndWait, waitFor, waitForJob, withEngine } from "./support/engine.js";
@@ -145,6 +146,22 @@ forEachBackend("engine", (backend) => {
     // What the task's abort listener writes to the console is in its log too (CONTRACT §4).
     expect(logs.content).toMatch(/INFO sleeper saw the signal: task was cancelled or reassigned/);
     expect((await runAndWait(h, entry("hello"))).status).toBe("COMPLETED");
+  });
+
+  it("cancels a fan-out while its tasks complete and claim their successors: no task is left open", async () => {
+    // On PostgreSQL each completion locks its task and claims the next one in one statement; an
+    // update of every open task at once deadlocked with them (store/transitions.ts cancelJobAndTasks).
+    const started = (await h.call("run_job", { name: entry("fanOut"), kwargs: { n: 2_000 } })) as { id: string };
+    await waitFor("the fan-out to be under way", async () => ((await h.call("get_job", { ref: started.id, tasks_limit: 1 })) as JobDetail).completed_tasks! > 20);
+    // With the statistics autovacuum would take, the update of every open task reads the table in
+    // its physical order, across the tasks the completions hold.
+    if (backend.name === "distributed") await sql`ANALYZE tasks`.execute(h.service.db);
+    const cancelled = (await h.call("cancel_job", { ref: started.id })) as { status: string };
+    expect(cancelled.status).toBe("CANCELLED");
+    const stats = (await h.call("job_stats", { ref: started.id })) as JobStatsView;
+    for (const open of ["PENDING", "CLAIMED", "RUNNING"]) expect(stats.status_counts[open] ?? 0, open).toBe(0);
+    expect(stats.status_counts.CANCELLED).toBeGreaterThan(0);
+    expect(((await h.call("get_job", { ref: started.id, tasks_limit: 1 })) as JobDetail).status).toBe("CANCELLED");
   });
 
   it("stops waiting for a task that ignores cancellation, and discards its late result", async () => {

@@ -4,7 +4,7 @@
 import { MAX_PENDING_NOTICES, enqueueFailureNotification } from "./failure-notifications.js";
 import { type UpdateQueryBuilder, type UpdateResult, sql } from "kysely";
 import { chunksOf } from "./chunks.js";
-import { refreshStatisticsAfterGrowth } from "./statistics.js";
+import { retryOnConflict } from "./errors.js";
 import { type Store, isPostgres } from "./db.js";
 import { type SkippedTask, extendDependents, insertChild, releaseDependents, skipDownstream } from "./dependencies.js";
 import { OPEN_JOB_STATUSES, OPEN_TASK_STATUSES } from "../core/statuses.js";
@@ -43,7 +43,7 @@ export interface Completion {
  */
 export async function completeTask(db: Store, c: Completion): Promise<{ completed: boolean; jobId?: bigint }> {
   if (isPostgres(db) && isLeaf(c)) return completeLeafOnPostgres(db, c);
-  const outcome = await db.transaction().execute(async (tx) => {
+  return db.transaction().execute(async (tx) => {
     const done = await guard(
       tx.updateTable("tasks").set({ status: "COMPLETED", result_ref: c.resultJson, completed_at: c.nowMs, error: null }),
       c.key,
@@ -78,11 +78,6 @@ export async function completeTask(db: Store, c: Completion): Promise<{ complete
     await releaseDependents(tx, c.key.taskId, c.nowMs);
     return { completed: true, jobId: done.job_id };
   });
-  if (outcome.completed && c.children.length > 0) {
-    // Better plans for the claims of these children; the completion itself has committed.
-    await refreshStatisticsAfterGrowth(db, c.children.length).catch(() => undefined);
-  }
-  return outcome;
 }
 
 /** What a completion without children or result references needs. */
@@ -162,23 +157,62 @@ export async function failAttempt(db: Store, failure: Failure, allowed: string[]
 }
 
 /**
- * cancel_job: PENDING/RUNNING → CANCELLED for the job and every task not yet terminal, in one
- * transaction; undefined when the job had already ended. Completions read the job row FOR SHARE
- * before inserting children, so none is born after this commits.
+ * cancel_job: PENDING/RUNNING → CANCELLED for the job and every task not yet terminal; undefined
+ * when the job had already ended. Completions read the job row FOR SHARE before inserting
+ * children, so none is born after the job row is CANCELLED.
+ *
+ * On PostgreSQL the tasks are not all locked in one update. A completion that claims its slot's
+ * next task holds two of the job's tasks while it runs, locked in its own order; an update of
+ * every open task waits for one of them while holding hundreds, and during a fan-out on four
+ * slots it deadlocked at every try. So the job row and the tasks nobody holds are cancelled in one
+ * transaction, and the tasks held then (a completing task, a task being claimed) are cancelled as
+ * soon as their statement lets go: a claimed one is then RUNNING, and its worker's revocation
+ * check stops it. The call returns when no task of the job is open.
  */
 export async function cancelJobAndTasks(db: Store, jobId: bigint, nowMs: number): Promise<JobRow | undefined> {
-  return db.transaction().execute(async (tx) => {
-    const cancelled = await tx
-      .updateTable("jobs")
-      .set({ status: "CANCELLED", completed_at: nowMs, error: "cancelled" })
-      .where("id", "=", jobId)
-      .where("status", "in", OPEN_JOB_STATUSES)
-      .returningAll()
-      .executeTakeFirst();
-    if (!cancelled) return undefined;
-    await tx.updateTable("tasks").set({ status: "CANCELLED", completed_at: nowMs }).where("job_id", "=", jobId).where("status", "in", OPEN_TASK_STATUSES).execute();
-    return cancelled;
-  });
+  const cancelled = await retryOnConflict(() =>
+    db.transaction().execute(async (tx) => {
+      const job = await tx
+        .updateTable("jobs")
+        .set({ status: "CANCELLED", completed_at: nowMs, error: "cancelled" })
+        .where("id", "=", jobId)
+        .where("status", "in", OPEN_JOB_STATUSES)
+        .returningAll()
+        .executeTakeFirst();
+      if (!job) return undefined;
+      if (isPostgres(tx)) await cancelUnheldTasks(tx, jobId, nowMs);
+      else await tx.updateTable("tasks").set({ status: "CANCELLED", completed_at: nowMs }).where("job_id", "=", jobId).where("status", "in", OPEN_TASK_STATUSES).execute();
+      return job;
+    }),
+  );
+  if (cancelled && isPostgres(db)) await cancelHeldTasks(db, jobId, nowMs);
+  return cancelled;
+}
+
+/** How long held tasks are waited for without waiting on their locks, before an ordinary update. */
+const HELD_TASKS_PATIENCE_MS = 5_000;
+
+/** The job's open tasks that no other statement holds now, CANCELLED; how many. */
+async function cancelUnheldTasks(db: Store, jobId: bigint, nowMs: number): Promise<number> {
+  const { rows } = await sql<{ id: bigint }>`
+    UPDATE tasks SET status = 'CANCELLED', completed_at = ${nowMs}
+    WHERE id IN (SELECT id FROM tasks WHERE job_id = ${jobId} AND status IN (${sql.join([...OPEN_TASK_STATUSES])}) FOR UPDATE SKIP LOCKED)
+    RETURNING id`.execute(db);
+  return rows.length;
+}
+
+/** After the job row is CANCELLED: the tasks other statements held, as they let go. */
+async function cancelHeldTasks(db: Store, jobId: bigint, nowMs: number): Promise<void> {
+  const deadline = Date.now() + HELD_TASKS_PATIENCE_MS;
+  const open = () => db.selectFrom("tasks").select("id").where("job_id", "=", jobId).where("status", "in", OPEN_TASK_STATUSES).limit(1).executeTakeFirst();
+  while (await open()) {
+    if (Date.now() > deadline) {
+      // Still held: wait on the locks, as one ordinary update (few rows are left to deadlock on).
+      await retryOnConflict(() => db.updateTable("tasks").set({ status: "CANCELLED", completed_at: nowMs }).where("job_id", "=", jobId).where("status", "in", OPEN_TASK_STATUSES).execute());
+      return;
+    }
+    if ((await cancelUnheldTasks(db, jobId, nowMs)) === 0) await new Promise((resolve) => setTimeout(resolve, 5));
+  }
 }
 
 /**
