@@ -89,7 +89,11 @@ export interface SkippedTask {
   attempt: number;
 }
 
-/** CONTRACT §3: every task depending on `taskId`, transitively, becomes SKIPPED at once. */
+/**
+ * CONTRACT §3: every task depending on `taskId`, transitively, becomes SKIPPED at once. The
+ * dependents are found by primary key only (`IS NOT DISTINCT FROM` is the same test as `=` on a
+ * column that is never NULL, but no index serves it), never by walking the PENDING tasks.
+ */
 export async function skipDownstream(tx: Store, taskId: bigint, nowMs: number): Promise<SkippedTask[]> {
   const { rows } = await sql<{ id: bigint; attempt: bigint | number }>`
     WITH RECURSIVE downstream(id) AS (
@@ -98,7 +102,7 @@ export async function skipDownstream(tx: Store, taskId: bigint, nowMs: number): 
       SELECT d.task_id FROM task_deps d JOIN downstream ON d.depends_on_id = downstream.id
     )
     UPDATE tasks SET status = 'SKIPPED', completed_at = ${nowMs}, error = ${`skipped: task ${taskId} did not complete`}
-    WHERE id IN (SELECT id FROM downstream) AND status = 'PENDING'
+    WHERE id IN (SELECT id FROM downstream) AND status IS NOT DISTINCT FROM 'PENDING'
     RETURNING id, attempt`.execute(tx);
   return rows.map((r) => ({ id: BigInt(r.id), attempt: Number(r.attempt) }));
 }
