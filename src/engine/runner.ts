@@ -11,6 +11,7 @@ import { type ClaimRequest, type ClaimResult, completeTaskAndClaim } from "../st
 import { MAX_PENDING_NOTICES } from "../store/failure-notifications.js";
 import type { SkippedTask } from "../store/dependencies.js";
 import { retryOnConflict } from "../store/errors.js";
+import { refreshStatisticsAfterGrowth } from "../store/statistics.js";
 import { type AttemptKey, failAttempt, finishJobIfDone } from "../store/transitions.js";
 import type { ColumnStore } from "../data/client.js";
 import { dropFailedAttemptObjects, dropFinishedTemps, dropTempsNoLongerRead, dropUnusedTemps } from "./cleanup.js";
@@ -81,6 +82,11 @@ export interface AttemptSlot {
    * own statement where the store can (see completeTaskAndClaim); undefined for none.
    */
   nextClaim(nowMs: number): ClaimRequest | undefined;
+  /**
+   * The attempt's completion or failure has committed: the task is no longer open in the store,
+   * though the attempt's cleanup (temp objects) may still run before `settled`.
+   */
+  recorded(): void;
   /**
    * The outcome is recorded: whether the attempt completed the task (the worker counts its
    * completions, and asks at its next claim whether the task's job has ended: see
@@ -205,13 +211,24 @@ async function runAttempt(
     handoff.request = objectsMade.size === 0 ? slot.nextClaim(now) : undefined;
     const completed = await retryOnConflict(() => completeTaskAndClaim(db, { key, resultJson, children, resultReferences: references, nowMs: now }, handoff.request));
     handoff.claim = completed.claim;
+    slot.recorded();
     // Its children and dependents may be ready now.
     if (completed.completed) publishTask("COMPLETED", key.attempt, true);
     log.write("INFO", completed.completed ? `completed in ${clock.now() - started} ms` : "finished, but the task was cancelled or reassigned meanwhile: result discarded");
-    // Intermediate objects the attempt made and did not hand on are dropped now (NONE jobs).
+    if (completed.completed && children.length > 0) {
+      // Plans for claiming these children, made with the statistics of a smaller table, are replaced.
+      void refreshStatisticsAfterGrowth(db, children.length).catch((error: unknown) =>
+        deps.log.debug(`task ${task.id}: the planner's statistics were not refreshed after its fan-out: ${errorMessage(error)}`),
+      );
+    }
+    // Intermediate objects the attempt made and did not hand on are dropped now (NONE jobs). The
+    // outcome is recorded: a failure here leaves them for the job's end, and must not be taken
+    // for the attempt's (whose handling would drop the objects the result handed on).
     if (objectsMade.size > 0) {
-      if (completed.completed) await dropUnusedTemps(deps, task.job_id, objectsMade, resultJson + children.map((c) => c.row.kwargs).join(""));
-      else await dropFailedAttemptObjects(deps, task.job_id, objectsMade);
+      const drop = completed.completed
+        ? dropUnusedTemps(deps, task.job_id, objectsMade, resultJson + children.map((c) => c.row.kwargs).join(""))
+        : dropFailedAttemptObjects(deps, task.job_id, objectsMade);
+      await drop.catch((error: unknown) => deps.log.warn(`task ${task.id}: its unused temp objects are left for its job's end: ${errorMessage(error)}`));
     }
     // What it read may now be read by no one (NONE jobs); the job's end is the backstop.
     if (completed.completed) {
@@ -237,13 +254,19 @@ async function runAttempt(
       random: (deps.random ?? Math.random)(),
     });
     const outcome = await retryOnConflict(() => failAttempt(db, { key, error: message, retryAtMs: retry.retryAtMs, nowMs: clock.now() }, ["RUNNING"]));
+    slot.recorded();
     if (outcome.failed) {
       const after = stateAfterFailure(retry, key.attempt);
       publishTask(after.status, after.attempt);
       publishSkipped(deps, task.job_id, outcome.skipped);
     }
     if (outcome.failed && retry.retryAtMs !== null) log.write("INFO", `retrying in ${retry.delayMs} ms as attempt ${key.attempt + 1}`);
-    if (objectsMade.size > 0) await dropFailedAttemptObjects(deps, task.job_id, objectsMade);
+    // A failed drop leaves the objects for the job's end; it must not keep the job from ending.
+    if (objectsMade.size > 0) {
+      await dropFailedAttemptObjects(deps, task.job_id, objectsMade).catch((error: unknown) =>
+        deps.log.warn(`task ${task.id}: the objects of its failed attempt are left for its job's end: ${errorMessage(error)}`),
+      );
+    }
     if (outcome.failed && retry.retryAtMs === null && outcome.jobId !== undefined) await finishJob(deps, outcome.jobId);
     return outcome.failed ? "failed" : "none";
   } finally {

@@ -124,7 +124,7 @@ export class Worker {
         if (this.options.maxTasks !== null && this.started >= this.options.maxTasks) this.stopping = true;
         // With every slot busy, jobs that may have ended are asked about on their own once they
         // have waited SETTLE_DELAY_MS (while work flows, a completion's claim asks sooner).
-        const settleDue = this.mayHaveEnded.size > 0 && this.deps.clock.now() >= this.settleDueAt;
+        const settleDue = this.hasAskableCandidates() && this.deps.clock.now() >= this.settleDueAt;
         const claimed = budget > 0 || settleDue ? await this.claim(Math.max(0, budget)) : 0;
         if (claimed === 0 && !this.stopping) {
           if (this.running.size === 0) await this.reportCompletions();
@@ -184,18 +184,28 @@ export class Worker {
     this.deps.changes.publish({ type: "task", id: task.id, jobId: task.job_id, status: "RUNNING", attempt: Number(task.attempt) });
     this.started += 1;
     this.runningPerJob.set(task.job_id, (this.runningPerJob.get(task.job_id) ?? 0) + 1);
+    // Once its outcome is committed the task is no longer open: its job may end whatever the
+    // attempt's cleanup still does (counted down once, at the commit or else at the settling).
+    let open = true;
+    const recorded = () => {
+      if (!open) return;
+      open = false;
+      const left = (this.runningPerJob.get(task.job_id) ?? 1) - 1;
+      if (left > 0) this.runningPerJob.set(task.job_id, left);
+      else this.runningPerJob.delete(task.job_id);
+      if (left === 0 && this.deferredCandidates.delete(task.job_id)) this.noteMayHaveEnded(task.job_id);
+    };
     const attempt = startAttempt(this.deps, task, this.id, {
       nextClaim: (nowMs) => this.slotClaimRequest(nowMs),
+      recorded,
       settled: ({ ended, request, claim }) => {
         if (request) this.reservedSlots -= 1;
-        const left = (this.runningPerJob.get(task.job_id) ?? 1) - 1;
-        if (left > 0) this.runningPerJob.set(task.job_id, left);
-        else this.runningPerJob.delete(task.job_id);
-        if (ended === "completed") {
-          this.unreported.completed += 1;
-          this.noteMayHaveEnded(task.job_id);
-        } else if (ended === "failed") this.unreported.failed += 1;
-        if (left === 0 && this.deferredCandidates.delete(task.job_id)) this.noteMayHaveEnded(task.job_id);
+        recorded();
+        if (ended === "completed") this.unreported.completed += 1;
+        else if (ended === "failed") this.unreported.failed += 1;
+        // However it ended (an attempt whose cleanup failed ends "none" after its outcome was
+        // recorded), its job may have ended with it; asking twice is harmless.
+        this.noteMayHaveEnded(task.job_id);
         this.running.delete(task.id);
         if (claim) {
           void this.accept(claim).catch((error) => {
@@ -242,8 +252,11 @@ export class Worker {
       // Until the next poll, or sooner when a waiting task (a retry after its backoff) is due.
       const pollMs = this.options.pollMs ?? 100;
       const now = this.deps.clock.now();
-      const dueInMs = this.nextReadyAt === undefined ? pollMs : Math.max(0, this.nextReadyAt - now);
-      const settleInMs = this.mayHaveEnded.size === 0 ? pollMs : Math.max(0, this.settleDueAt - now);
+      // A waiting task's due time matters only to a free slot, and a job only while it can be asked
+      // about: either otherwise would wake the loop at once, again and again, to claim nothing.
+      const slotFree = this.running.size < this.options.concurrency;
+      const dueInMs = this.nextReadyAt === undefined || !slotFree ? pollMs : Math.max(0, this.nextReadyAt - now);
+      const settleInMs = this.hasAskableCandidates() ? Math.max(0, this.settleDueAt - now) : pollMs;
       const timer = setTimeout(done, Math.min(pollMs, dueInMs, settleInMs));
       // Resolve after pending I/O callbacks: attempts finishing together free their slots before
       // the next claim, which then takes several tasks in one statement instead of one each.
@@ -272,6 +285,12 @@ export class Worker {
    */
   private async reportCompletions(): Promise<void> {
     if (this.unreported.completed + this.unreported.failed > 0) await this.heartbeat();
+  }
+
+  /** Whether a job that may have ended can be asked about now (none of its tasks runs here). */
+  private hasAskableCandidates(): boolean {
+    for (const jobId of this.mayHaveEnded) if (!this.runningPerJob.has(jobId)) return true;
+    return false;
   }
 
   /** The jobs to ask about now; those with a task running here again wait for it (deferredCandidates). */
