@@ -14,8 +14,9 @@ const MIN_GROWTH_ROWS = 1_000;
 
 /**
  * After `added` tasks were inserted at once: ANALYZE the tasks and their edges when that grew the
- * table by half or more of what the statistics last counted. Best effort: a lock held by another
- * ANALYZE or a VACUUM (which will refresh the statistics itself) is not waited for.
+ * table by half or more of what the statistics last counted. Each table on its own, the tasks
+ * first: a lock held by another ANALYZE or a VACUUM (which refreshes the statistics itself) is not
+ * waited for, and a refused one does not undo the other. Throws what PostgreSQL refused.
  */
 export async function refreshStatisticsAfterGrowth(db: Store, added: number): Promise<void> {
   if (!isPostgres(db) || added < MIN_GROWTH_ROWS) return;
@@ -23,9 +24,10 @@ export async function refreshStatisticsAfterGrowth(db: Store, added: number): Pr
   // -1: never analyzed yet.
   const counted = Math.max(0, Number(rows[0]?.counted ?? 0));
   if (added * 2 < counted) return;
-  await db.transaction().execute(async (tx) => {
-    await sql`SET LOCAL lock_timeout = '200ms'`.execute(tx);
-    await sql`ANALYZE tasks`.execute(tx);
-    await sql`ANALYZE task_deps`.execute(tx);
-  });
+  for (const analyze of [sql`ANALYZE tasks`, sql`ANALYZE task_deps`]) {
+    await db.transaction().execute(async (tx) => {
+      await sql`SET LOCAL lock_timeout = '200ms'`.execute(tx);
+      await analyze.execute(tx);
+    });
+  }
 }
