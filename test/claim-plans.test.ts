@@ -10,12 +10,13 @@ import type { EngineRuntime } from "../src/app/engine-runtime.js";
 import { startRun } from "../src/engine/start-run.js";
 import { claimReadyTasks, completeLeafAndClaimStatement } from "../src/store/claims.js";
 import { type Store, openStore } from "../src/store/db.js";
-import type { Database, NewTaskRow } from "../src/store/schema.js";
+import type { Database } from "../src/store/schema.js";
 import { refreshStatisticsAfterGrowth } from "../src/store/statistics.js";
 import { completeTask } from "../src/store/transitions.js";
 import { insertWorker } from "../src/store/workers.js";
 import { BACKENDS } from "./support/backends.js";
 import { entry, waitFor, withEngine } from "./support/engine.js";
+import { childTaskRow } from "./support/fixtures.js";
 import { type Harness, startHarness } from "./support/harness.js";
 
 const distributed = BACKENDS.find((b) => b.name === "distributed");
@@ -79,31 +80,7 @@ describe.runIf(distributed)("the plan of a worker's claiming completion (Postgre
       const workerId = ids.next();
       await insertWorker(db, { id: workerId, hostname: "test", pid: 1, concurrency: 1, maxTasks: null, nowMs: clock.now() });
       const [entryTask] = (await claimReadyTasks(db, { workerId, limit: 1, nowMs: clock.now(), logDir: "/tmp/jobhouse-test-logs" })).tasks;
-      const child = (i: number): NewTaskRow & { id: bigint } => ({
-        id: ids.next(),
-        job_id: job.id,
-        name: "double",
-        kind: "task",
-        entrypoint: "test/fixtures/jobs.ts:double",
-        status: "PENDING",
-        attempt: 1,
-        max_attempts: 1,
-        kwargs: `{"x":${i}}`,
-        result_ref: null,
-        error: null,
-        log_path: null,
-        worker_id: null,
-        timeout_ms: null,
-        backoff_ms: 1000,
-        pending_deps: 0,
-        created_at: clock.now(),
-        ready_at: null,
-        retry_after: null,
-        claimed_at: null,
-        started_at: null,
-        completed_at: null,
-      });
-      const children = Array.from({ length: FAN_OUT }, (_, i) => ({ row: child(i), dependsOn: [] as bigint[] }));
+      const children = Array.from({ length: FAN_OUT }, (_, i) => ({ row: childTaskRow(h, job.id, `{"x":${i}}`), dependsOn: [] as bigint[] }));
       const done = await completeTask(db, { key: { taskId: entryTask!.id, workerId, attempt: 1 }, resultJson: "null", children, resultReferences: [], nowMs: clock.now() });
       expect(done.completed).toBe(true);
       expect(await tasksCounted(db)).toBeLessThan(FAN_OUT);

@@ -10,10 +10,10 @@ import { applyRetention } from "../src/engine/background.js";
 import type { JobDetail, JobStatsView } from "../src/models/jobs.js";
 import { startRun } from "../src/engine/start-run.js";
 import { claimReadyTasks } from "../src/store/claims.js";
-import type { NewTaskRow } from "../src/store/schema.js";
 import { completeTask } from "../src/store/transitions.js";
 import { insertWorker } from "../src/store/workers.js";
 import { forEachBackend } from "./support/backends.js";
+import { childTaskRow } from "./support/fixtures.js";
 import { type Harness, startHarness } from "./support/harness.js";
 
 const WIDTH = 100_000;
@@ -40,30 +40,7 @@ forEachBackend("a fan-out of 100,000 tasks with a fan-in", (backend) => {
     const [entry] = (await claimReadyTasks(db, { workerId, limit: 1, nowMs: clock.now(), logDir: "/tmp/jobhouse-test-logs" })).tasks;
     const key = { taskId: entry!.id, workerId, attempt: 1 };
 
-    const row = (kwargs: string): NewTaskRow & { id: bigint } => ({
-      id: ids.next(),
-      job_id: job.id,
-      name: "double",
-      kind: "task",
-      entrypoint: "test/fixtures/jobs.ts:double",
-      status: "PENDING",
-      attempt: 1,
-      max_attempts: 1,
-      kwargs,
-      result_ref: null,
-      error: null,
-      log_path: null,
-      worker_id: null,
-      timeout_ms: null,
-      backoff_ms: 1000,
-      pending_deps: 0,
-      created_at: clock.now(),
-      ready_at: null,
-      retry_after: null,
-      claimed_at: null,
-      started_at: null,
-      completed_at: null,
-    });
+    const row = (kwargs: string) => childTaskRow(h, job.id, kwargs);
     const wide = Array.from({ length: WIDTH }, (_, i) => ({ row: row(`{"x":${i}}`), dependsOn: [] as bigint[] }));
     const gather = { row: { ...row("{}"), name: "sum" }, dependsOn: wide.map((c) => c.row.id) };
     const outcome = await completeTask(db, {

@@ -1,8 +1,9 @@
-// Test data arranged through the real stores and the data API: workers and data objects.
+// Test data arranged through the real stores and the data API: workers, task rows and data objects.
 
 import { createObject } from "../../src/objects/data-object.js";
 import type { DataScope } from "../../src/objects/object-registry.js";
 import { scopePlane } from "../../src/objects/scope-plane.js";
+import type { NewTaskRow } from "../../src/store/schema.js";
 import { insertWorker } from "../../src/store/workers.js";
 import type { Harness } from "./harness.js";
 
@@ -26,4 +27,32 @@ export async function addObject(h: Harness, name: string, scope: "temp" | "globa
     scopePlane(await dataScope(h)),
   );
   return object.name;
+}
+
+/** A child task row of `jobId` as a fan-out inserts it: `double` of `kwargs`, PENDING, no dependencies yet. */
+export function childTaskRow(h: Harness, jobId: bigint, kwargs: string): NewTaskRow & { id: bigint } {
+  return {
+    id: h.service.ids.next(),
+    job_id: jobId,
+    name: "double",
+    kind: "task",
+    entrypoint: "test/fixtures/jobs.ts:double",
+    status: "PENDING",
+    attempt: 1,
+    max_attempts: 1,
+    kwargs,
+    result_ref: null,
+    error: null,
+    log_path: null,
+    worker_id: null,
+    timeout_ms: null,
+    backoff_ms: 1000,
+    pending_deps: 0,
+    created_at: h.service.clock.now(),
+    ready_at: null,
+    retry_after: null,
+    claimed_at: null,
+    started_at: null,
+    completed_at: null,
+  };
 }
