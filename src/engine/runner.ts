@@ -83,11 +83,6 @@ export interface AttemptSlot {
    */
   nextClaim(nowMs: number): ClaimRequest | undefined;
   /**
-   * The attempt's completion or failure has committed: the task is no longer open in the store,
-   * though the attempt's cleanup (temp objects) may still run before `settled`.
-   */
-  recorded(): void;
-  /**
    * The outcome is recorded: whether the attempt completed the task (the worker counts its
    * completions, and asks at its next claim whether the task's job has ended: see
    * ClaimRequest.settledCandidates), and the claim asked for with what it took, if it was made.
@@ -211,7 +206,6 @@ async function runAttempt(
     handoff.request = objectsMade.size === 0 ? slot.nextClaim(now) : undefined;
     const completed = await retryOnConflict(() => completeTaskAndClaim(db, { key, resultJson, children, resultReferences: references, nowMs: now }, handoff.request));
     handoff.claim = completed.claim;
-    slot.recorded();
     // Its children and dependents may be ready now.
     if (completed.completed) publishTask("COMPLETED", key.attempt, true);
     log.write("INFO", completed.completed ? `completed in ${clock.now() - started} ms` : "finished, but the task was cancelled or reassigned meanwhile: result discarded");
@@ -254,7 +248,6 @@ async function runAttempt(
       random: (deps.random ?? Math.random)(),
     });
     const outcome = await retryOnConflict(() => failAttempt(db, { key, error: message, retryAtMs: retry.retryAtMs, nowMs: clock.now() }, ["RUNNING"]));
-    slot.recorded();
     if (outcome.failed) {
       const after = stateAfterFailure(retry, key.attempt);
       publishTask(after.status, after.attempt);

@@ -184,23 +184,17 @@ export class Worker {
     this.deps.changes.publish({ type: "task", id: task.id, jobId: task.job_id, status: "RUNNING", attempt: Number(task.attempt) });
     this.started += 1;
     this.runningPerJob.set(task.job_id, (this.runningPerJob.get(task.job_id) ?? 0) + 1);
-    // Once its outcome is committed the task is no longer open: its job may end whatever the
-    // attempt's cleanup still does (counted down once, at the commit or else at the settling).
-    let open = true;
-    const recorded = () => {
-      if (!open) return;
-      open = false;
-      const left = (this.runningPerJob.get(task.job_id) ?? 1) - 1;
-      if (left > 0) this.runningPerJob.set(task.job_id, left);
-      else this.runningPerJob.delete(task.job_id);
-      if (left === 0 && this.deferredCandidates.delete(task.job_id)) this.noteMayHaveEnded(task.job_id);
-    };
     const attempt = startAttempt(this.deps, task, this.id, {
       nextClaim: (nowMs) => this.slotClaimRequest(nowMs),
-      recorded,
       settled: ({ ended, request, claim }) => {
         if (request) this.reservedSlots -= 1;
-        recorded();
+        // Counted down when the attempt has settled, its cleanup included, not when its outcome
+        // committed: the temp objects a job's last task no longer needs are dropped before the
+        // job is reported ended (CONTRACT §4 preservation_mode NONE).
+        const left = (this.runningPerJob.get(task.job_id) ?? 1) - 1;
+        if (left > 0) this.runningPerJob.set(task.job_id, left);
+        else this.runningPerJob.delete(task.job_id);
+        if (left === 0) this.deferredCandidates.delete(task.job_id);
         if (ended === "completed") this.unreported.completed += 1;
         else if (ended === "failed") this.unreported.failed += 1;
         // However it ended (an attempt whose cleanup failed ends "none" after its outcome was
