@@ -61,6 +61,7 @@ class TaskFailure extends Error {
 
 export interface RunningAttempt {
   key: AttemptKey;
+  jobId: bigint;
   controller: AbortController;
   /** Settles when the attempt's outcome is recorded (or it was abandoned). */
   done: Promise<void>;
@@ -109,7 +110,7 @@ export function startAttempt(deps: EngineDeps, task: TaskRow, workerId: bigint, 
       return "none";
     })
     .then((ended) => slot.settled({ ended, ...handoff }));
-  return { key, controller, done };
+  return { key, jobId: task.job_id, controller, done };
 }
 
 export type AttemptEnd = "completed" | "failed" | "none";

@@ -31,14 +31,6 @@ export class Worker {
   private unreported: AttemptCounts = { ...NO_ATTEMPTS };
   /** Jobs in which this worker completed a task since its last claim: has one of them ended? */
   private mayHaveEnded = new Set<bigint>();
-  /** How many tasks of each job this worker runs now: such a job has not ended. */
-  private readonly runningPerJob = new Map<bigint, number>();
-  /**
-   * Jobs that may have ended once this worker's running tasks of them end: asked about then, not
-   * before. During a fan-out every completion would otherwise ask, and the answer (no) costs
-   * PostgreSQL a walk over the job's index entries that earlier claims left dead.
-   */
-  private readonly deferredCandidates = new Set<bigint>();
   /** When the oldest of `mayHaveEnded` is to be asked about even if no claim comes first. */
   private settleDueAt = 0;
   /** Slots whose completing attempt is claiming their next task (counted against max_tasks). */
@@ -183,24 +175,19 @@ export class Worker {
   private startTask(task: TaskRow): void {
     this.deps.changes.publish({ type: "task", id: task.id, jobId: task.job_id, status: "RUNNING", attempt: Number(task.attempt) });
     this.started += 1;
-    this.runningPerJob.set(task.job_id, (this.runningPerJob.get(task.job_id) ?? 0) + 1);
     const attempt = startAttempt(this.deps, task, this.id, {
       nextClaim: (nowMs) => this.slotClaimRequest(nowMs),
       settled: ({ ended, request, claim }) => {
         if (request) this.reservedSlots -= 1;
-        // Counted down when the attempt has settled, its cleanup included, not when its outcome
-        // committed: the temp objects a job's last task no longer needs are dropped before the
-        // job is reported ended (CONTRACT §4 preservation_mode NONE).
-        const left = (this.runningPerJob.get(task.job_id) ?? 1) - 1;
-        if (left > 0) this.runningPerJob.set(task.job_id, left);
-        else this.runningPerJob.delete(task.job_id);
-        if (left === 0) this.deferredCandidates.delete(task.job_id);
         if (ended === "completed") this.unreported.completed += 1;
         else if (ended === "failed") this.unreported.failed += 1;
+        // The attempt no longer runs here once it has settled, its cleanup included, not when its
+        // outcome committed: the temp objects a job's last task no longer needs are dropped before
+        // the job is reported ended (CONTRACT §4 preservation_mode NONE).
+        this.running.delete(task.id);
         // However it ended (an attempt whose cleanup failed ends "none" after its outcome was
         // recorded), its job may have ended with it; asking twice is harmless.
         this.noteMayHaveEnded(task.job_id);
-        this.running.delete(task.id);
         if (claim) {
           void this.accept(claim).catch((error) => {
             this.returnCandidates(request!);
@@ -222,11 +209,13 @@ export class Worker {
     return this.claimRequest(1, nowMs);
   }
 
+  /**
+   * A job with a task still running here has not ended, and is asked about when that task settles,
+   * not before: during a fan-out every completion would otherwise ask, and the answer (no) costs
+   * PostgreSQL a walk over the job's index entries that earlier claims left dead.
+   */
   private noteMayHaveEnded(jobId: bigint): void {
-    if (this.runningPerJob.has(jobId)) {
-      this.deferredCandidates.add(jobId);
-      return;
-    }
+    if (this.runsTaskOf(jobId)) return;
     if (this.mayHaveEnded.size === 0) this.settleDueAt = this.deps.clock.now() + SETTLE_DELAY_MS;
     this.mayHaveEnded.add(jobId);
   }
@@ -281,19 +270,23 @@ export class Worker {
     if (this.unreported.completed + this.unreported.failed > 0) await this.heartbeat();
   }
 
-  /** Whether a job that may have ended can be asked about now (none of its tasks runs here). */
-  private hasAskableCandidates(): boolean {
-    for (const jobId of this.mayHaveEnded) if (!this.runningPerJob.has(jobId)) return true;
+  private runsTaskOf(jobId: bigint): boolean {
+    for (const attempt of this.running.values()) if (attempt.jobId === jobId) return true;
     return false;
   }
 
-  /** The jobs to ask about now; those with a task running here again wait for it (deferredCandidates). */
+  /** Whether a job that may have ended can be asked about now (none of its tasks runs here). */
+  private hasAskableCandidates(): boolean {
+    for (const jobId of this.mayHaveEnded) if (!this.runsTaskOf(jobId)) return true;
+    return false;
+  }
+
+  /**
+   * The jobs to ask about now. One that started a task here again since it was noted is dropped:
+   * that task's settling notes it again (noteMayHaveEnded).
+   */
   private takeCandidates(): bigint[] {
-    const jobs: bigint[] = [];
-    for (const jobId of this.mayHaveEnded) {
-      if (this.runningPerJob.has(jobId)) this.deferredCandidates.add(jobId);
-      else jobs.push(jobId);
-    }
+    const jobs = [...this.mayHaveEnded].filter((jobId) => !this.runsTaskOf(jobId));
     this.mayHaveEnded.clear();
     return jobs;
   }
