@@ -181,12 +181,17 @@ export async function cancelJobAndTasks(db: Store, jobId: bigint, nowMs: number)
         .executeTakeFirst();
       if (!job) return undefined;
       if (isPostgres(tx)) await cancelUnheldTasks(tx, jobId, nowMs);
-      else await tx.updateTable("tasks").set({ status: "CANCELLED", completed_at: nowMs }).where("job_id", "=", jobId).where("status", "in", OPEN_TASK_STATUSES).execute();
+      else await cancelOpenTasks(tx, jobId, nowMs);
       return job;
     }),
   );
   if (cancelled && isPostgres(db)) await cancelHeldTasks(db, jobId, nowMs);
   return cancelled;
+}
+
+/** Every open task of the job CANCELLED, waiting for the locks of those another statement holds. */
+async function cancelOpenTasks(db: Store, jobId: bigint, nowMs: number): Promise<void> {
+  await db.updateTable("tasks").set({ status: "CANCELLED", completed_at: nowMs }).where("job_id", "=", jobId).where("status", "in", OPEN_TASK_STATUSES).execute();
 }
 
 /** How long held tasks are waited for without waiting on their locks, before an ordinary update. */
@@ -208,7 +213,7 @@ async function cancelHeldTasks(db: Store, jobId: bigint, nowMs: number): Promise
   while (await open()) {
     if (Date.now() > deadline) {
       // Still held: wait on the locks, as one ordinary update (few rows are left to deadlock on).
-      await retryOnConflict(() => db.updateTable("tasks").set({ status: "CANCELLED", completed_at: nowMs }).where("job_id", "=", jobId).where("status", "in", OPEN_TASK_STATUSES).execute());
+      await retryOnConflict(() => cancelOpenTasks(db, jobId, nowMs));
       return;
     }
     if ((await cancelUnheldTasks(db, jobId, nowMs)) === 0) await new Promise((resolve) => setTimeout(resolve, 5));
