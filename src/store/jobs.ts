@@ -5,6 +5,7 @@ import type { ExpressionBuilder } from "kysely";
 import type { Database, JobRow, NewJobRow } from "./schema.js";
 import type { Store } from "./db.js";
 import { TERMINAL_JOB_STATUSES } from "../core/statuses.js";
+import { countJobs } from "./job-counts.js";
 
 export interface JobListQuery {
   status?: string;
@@ -89,12 +90,16 @@ export async function listJobs(db: Store, q: JobListQuery): Promise<{ rows: JobW
     .limit(q.limit + 1);
   if (q.cursor) page = page.where("id", "<", decodeIdCursor(q.cursor));
 
-  const [rows, total] = await Promise.all([page.execute(), filtered.select((e) => e.fn.countAll().as("count")).executeTakeFirst()]);
+  // The total of an unfiltered list, or of one status, is kept by triggers (store/job-counts.ts):
+  // counting 1,000,000 jobs costs about 45 ms even from an index. Other filters count what matches.
+  const counted = !q.name && q.sinceMs === undefined;
+  const total = counted ? countJobs(db, q.status || undefined) : filtered.select((e) => e.fn.countAll().as("count")).executeTakeFirst().then(countOf);
+  const [rows, totalCount] = await Promise.all([page.execute(), total]);
   const { rows: items, nextCursor } = pageOf(rows, q.limit, (r) => String(r.id));
   return {
     // No rest/spread copy of each row: the view reads only the columns it shows.
     rows: items.map((job) => ({ job, counts: { total: Number(job.total_tasks ?? 0), completed: Number(job.completed_tasks ?? 0) } })),
-    total: countOf(total),
+    total: totalCount,
     nextCursor,
   };
 }

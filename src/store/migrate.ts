@@ -16,6 +16,7 @@ import * as lineageSources from "./migrations/011-lineage-sources.js";
 import * as scaleIndexes from "./migrations/012-scale-indexes.js";
 import * as objectStats from "./migrations/013-object-stats.js";
 import * as dependencyStatistics from "./migrations/014-dependency-statistics.js";
+import * as jobCounts from "./migrations/015-job-counts.js";
 
 const MIGRATIONS: Record<string, Migration> = {
   "001-initial": initial,
@@ -32,6 +33,7 @@ const MIGRATIONS: Record<string, Migration> = {
   "012-scale-indexes": scaleIndexes,
   "013-object-stats": objectStats,
   "014-dependency-statistics": dependencyStatistics,
+  "015-job-counts": jobCounts,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => MIGRATIONS };
