@@ -8,6 +8,7 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom
 import type { OpenLineageEmitter } from "../engine/openlineage/index.js";
 import type { ServiceContext } from "../operations/index.js";
 import type { MetricsEndpoint } from "../surfaces/rest/app.js";
+import { jobCountsByStatus } from "../store/job-counts.js";
 
 const TERMINAL = new Set(["COMPLETED", "FAILED", "CANCELLED", "SKIPPED"]);
 /** Task starts remembered for durations; beyond this the oldest are forgotten (a task that never ends). */
@@ -18,7 +19,7 @@ export function createMetrics(service: Pick<ServiceContext, "db" | "changes" | "
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
 
-  const countBy = async (table: "jobs" | "tasks") =>
+  const countBy = async (table: "tasks") =>
     db.selectFrom(table).select(["status", sql<number>`count(*)`.as("n")]).groupBy("status").execute();
 
   new Gauge({
@@ -27,8 +28,8 @@ export function createMetrics(service: Pick<ServiceContext, "db" | "changes" | "
     labelNames: ["status"],
     registers: [registry],
     async collect() {
-      this.reset();
-      for (const row of await countBy("jobs")) this.set({ status: row.status }, Number(row.n));
+      // Kept by triggers (store/job-counts.ts): no count of the jobs table at every scrape.
+      for (const [status, n] of Object.entries(await jobCountsByStatus(db))) this.set({ status }, n);
     },
   });
   new Gauge({

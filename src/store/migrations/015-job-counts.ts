@@ -7,8 +7,9 @@
 // touches. On PostgreSQL the triggers are deferred to commit and pick the shard from the backend's
 // pid: a transaction takes a single counter row's lock as its last act and waits for nothing while
 // holding it, so counting adds no deadlock and no hot row shared by every connection. SQLite has one
-// writer, so one shard and immediate triggers. TRUNCATE fires no row triggers: recountJobs
-// (store/job-counts.ts) rebuilds the rows from the table.
+// writer, so one shard and immediate triggers. TRUNCATE fires no row triggers, and a bulk load
+// should disable them (a million changes in one transaction update one row a million times):
+// recountJobs (store/job-counts.ts) rebuilds the rows from the table.
 
 import type { Kysely } from "kysely";
 import { sql } from "kysely";
