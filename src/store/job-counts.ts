@@ -21,7 +21,8 @@ export async function jobCountsByStatus(db: Store): Promise<Record<JobStatusName
 /** Jobs of one status, or of every status. */
 export async function countJobs(db: Store, status?: string): Promise<number> {
   const counts = await jobCountsByStatus(db);
-  return status === undefined ? Object.values(counts).reduce((a, b) => a + b, 0) : (counts[status as JobStatusName] ?? 0);
+  if (status === undefined) return Object.values(counts).reduce((a, b) => a + b, 0);
+  return JOB_STATUSES.includes(status as JobStatusName) ? counts[status as JobStatusName] : 0;
 }
 
 /**
@@ -33,6 +34,10 @@ export async function countJobs(db: Store, status?: string): Promise<number> {
  * row, and each update within one transaction walks the chain of that row's earlier versions, so
  * changing n jobs in one transaction costs n² steps. The service changes a job or a claim's few at a
  * time; a million at once (bench/scale.ts) disables the triggers and recounts.
+ *
+ * Inside a caller's transaction it must come before any job change of that transaction: on
+ * PostgreSQL the triggers of earlier changes fire at commit, after the recount, and would count them
+ * twice.
  */
 export async function recountJobs<DB>(db: Kysely<DB>): Promise<void> {
   const recount = async (tx: Kysely<DB>) => {

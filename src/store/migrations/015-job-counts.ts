@@ -42,11 +42,15 @@ export async function up(db: Kysely<unknown>): Promise<void> {
   await sql`INSERT INTO job_counts (shard) VALUES ${sql.join(Array.from({ length: shards }, (_, shard) => sql`(${sql.lit(shard)})`))}`.execute(db);
 
   if (pg) {
+    // The functions name the table with its schema: a session with another search_path that
+    // changes this schema's jobs must count here, not in a job_counts its own path finds first.
+    const { rows } = await sql<{ schema: string }>`SELECT current_schema() AS schema`.execute(db);
+    const counts = sql.id(rows[0]!.schema, "job_counts");
     for (const [event, add, remove] of [["INSERT", "NEW", null], ["UPDATE", "NEW", "OLD"], ["DELETE", null, "OLD"]] as const) {
       const name = sql.raw(`job_counts_${event.toLowerCase()}`);
       await sql`CREATE FUNCTION ${name}() RETURNS trigger LANGUAGE plpgsql AS $$
         BEGIN
-          UPDATE job_counts SET ${changes(add, remove)} WHERE shard = pg_backend_pid() % ${sql.lit(PG_SHARDS)};
+          UPDATE ${counts} SET ${changes(add, remove)} WHERE shard = pg_backend_pid() % ${sql.lit(PG_SHARDS)};
           RETURN NULL;
         END $$`.execute(db);
       const when = event === "UPDATE" ? sql`WHEN (OLD.status IS DISTINCT FROM NEW.status)` : sql``;
