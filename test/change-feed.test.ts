@@ -7,7 +7,7 @@ import type { EngineRuntime } from "../src/app/engine-runtime.js";
 import { type ChangeFeed, type Published, type Transition, createSharedChangeFeed, decodePayload } from "../src/engine/changes.js";
 import { type Store, openStore } from "../src/store/db.js";
 import { openNotifyChannel } from "../src/store/notify.js";
-import { BACKENDS, forEachBackend } from "./support/backends.js";
+import { BACKENDS, forEachBackend, pgSchemaOf } from "./support/backends.js";
 import { entry, runAndWait, waitFor, waitForJob, withEngine } from "./support/engine.js";
 import { type Harness, startHarness } from "./support/harness.js";
 
@@ -96,7 +96,7 @@ describe.runIf(distributed)("the change feed across processes (PostgreSQL NOTIFY
   it("reconnects a dropped listener by itself and tells its subscribers to resync", async () => {
     const sender = await open(false);
     const receiver = await open(true);
-    await sql`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'jobhouse-listener' AND pid <> pg_backend_pid() AND query LIKE ${`LISTEN "job_events:${new URL(env.SERVICE_SQL_URL!).searchParams.get("options")!.replace("-c search_path=", "")}"%`}`.execute(sender.db);
+    await sql`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'jobhouse-listener' AND pid <> pg_backend_pid() AND query LIKE ${`LISTEN "job_events:${pgSchemaOf(env.SERVICE_SQL_URL!)}"%`}`.execute(sender.db);
     await waitFor("a resync", async () => receiver.seen.some((p) => p.change.type === "resync" && p.ready));
     sender.feed.publish({ type: "job", id: 9n, status: "PENDING" }, true);
     await waitFor("a change after the reconnect", async () => receiver.seen.some((p) => p.change.type === "job" && p.change.id === 9n));

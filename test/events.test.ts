@@ -10,7 +10,7 @@ import { createSharedChangeFeed } from "../src/engine/changes.js";
 import type { JobDetail } from "../src/models/jobs.js";
 import { openStore } from "../src/store/db.js";
 import { openNotifyChannel } from "../src/store/notify.js";
-import { forEachBackend } from "./support/backends.js";
+import { forEachBackend, pgSchemaOf } from "./support/backends.js";
 import { entry, runAndWait, waitFor, waitForJob, waitForTask, withEngine } from "./support/engine.js";
 import { type EventClient, jobStatusesIn, openEventStream, taskStatusesIn } from "./support/event-client.js";
 import { type Harness, startHarness } from "./support/harness.js";
@@ -206,7 +206,7 @@ forEachBackend("the event stream's PostgreSQL listener", (backend) => {
     const sender = await createSharedChangeFeed(openNotifyChannel(db, url, () => undefined), { listen: false, onError: () => undefined });
     const stream = await openEventStream(`${base}/api/v0/events`);
     try {
-      const schema = new URL(url).searchParams.get("options")!.replace("-c search_path=", "");
+      const schema = pgSchemaOf(url);
       await sql`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'jobhouse-listener' AND query LIKE ${`LISTEN "job_events:${schema}"%`}`.execute(db);
       await stream.next("a resync", (e) => e.type === "resync");
       sender.publish({ type: "job", id: 424242n, name: "elsewhere", status: "RUNNING" });

@@ -8,7 +8,7 @@ import { JOB_STATUSES } from "../src/core/statuses.js";
 import type { EngineRuntime } from "../src/app/engine-runtime.js";
 import { countJobs, recountJobs } from "../src/store/job-counts.js";
 import { deleteJob } from "../src/store/jobs.js";
-import { PG_URL, forEachBackend } from "./support/backends.js";
+import { PG_URL, forEachBackend, pgSchemaOf } from "./support/backends.js";
 import { entry, waitForJob, withEngine } from "./support/engine.js";
 import { type Harness, startHarness } from "./support/harness.js";
 
@@ -112,7 +112,7 @@ forEachBackend("job counts", (backend) => {
       expect(Object.values(after).reduce((a, b) => a + b, 0)).toBe(Object.values(base).reduce((a, b) => a + b, 0) + ids.length);
 
       // A session whose search_path does not lead to this schema (an operator's psql) counts here too.
-      const schema = new URL(url).searchParams.get("options")!.replace("-c search_path=", "");
+      const schema = pgSchemaOf(url);
       const operator = new pg.Client({ connectionString: PG_URL });
       await operator.connect();
       try {

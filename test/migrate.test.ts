@@ -6,7 +6,7 @@ import type { KyselyPlugin } from "kysely";
 import { afterAll, describe, expect, it } from "vitest";
 import { type Store, openStore } from "../src/store/db.js";
 import { migrateToLatest } from "../src/store/migrate.js";
-import { BACKENDS } from "./support/backends.js";
+import { BACKENDS, pgSchemaOf } from "./support/backends.js";
 
 const distributed = BACKENDS.find((b) => b.name === "distributed");
 
@@ -33,7 +33,7 @@ describe.runIf(distributed)("migrations on a shared PostgreSQL database", () => 
     envs.push(env);
     const db = openStore({ dialect: "postgres", location: env.SERVICE_SQL_URL! });
     stores.push(db);
-    return { db, schema: new URL(env.SERVICE_SQL_URL!).searchParams.get("options")!.replace("-c search_path=", "") };
+    return { db, schema: pgSchemaOf(env.SERVICE_SQL_URL!) };
   };
   afterAll(async () => {
     for (const db of stores) await db.destroy();

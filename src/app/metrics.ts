@@ -19,8 +19,8 @@ export function createMetrics(service: Pick<ServiceContext, "db" | "changes" | "
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
 
-  const countBy = async (table: "tasks") =>
-    db.selectFrom(table).select(["status", sql<number>`count(*)`.as("n")]).groupBy("status").execute();
+  const countTasksByStatus = async () =>
+    db.selectFrom("tasks").select(["status", sql<number>`count(*)`.as("n")]).groupBy("status").execute();
 
   new Gauge({
     name: "jobhouse_jobs",
@@ -39,7 +39,7 @@ export function createMetrics(service: Pick<ServiceContext, "db" | "changes" | "
     registers: [registry],
     async collect() {
       this.reset();
-      for (const row of await countBy("tasks")) this.set({ status: row.status }, Number(row.n));
+      for (const row of await countTasksByStatus()) this.set({ status: row.status }, Number(row.n));
     },
   });
   // The queue as workers see it: tasks that may be claimed now, and the longest any has waited.

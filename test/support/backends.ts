@@ -19,6 +19,9 @@ import { CH_URL, PG_URL } from "./services.js";
 
 export { CH_URL, PG_URL };
 
+/** The PostgreSQL schema a distributed backend's SQL URL puts first on its search_path. */
+export const pgSchemaOf = (sqlUrl: string): string => new URL(sqlUrl).searchParams.get("options")!.replace("-c search_path=", "");
+
 let counter = 0;
 // Random as well as counted: each test file evaluates this module anew (its counter restarts), and a
 // suite now drops what it made, so two files must never pick the same name.
@@ -70,7 +73,7 @@ const distributed: Backend = {
   async dispose(env) {
     // Schemas are dropped once every test file has ended (global-teardown.ts): a DROP SCHEMA while
     // another process's migrator scans the catalog makes that scan fail ("schema … does not exist").
-    const schema = new URL(env.SERVICE_SQL_URL!).searchParams.get("options")!.replace("-c search_path=", "");
+    const schema = pgSchemaOf(env.SERVICE_SQL_URL!);
     if (process.env.JOBHOUSE_TEST_SCHEMA_LIST) appendFileSync(process.env.JOBHOUSE_TEST_SCHEMA_LIST, schema + "\n");
     const database = new URL(env.SERVICE_CH_URL!).pathname.slice(1);
     await fetch(CH_URL, { method: "POST", body: `DROP DATABASE IF EXISTS ${database}` });

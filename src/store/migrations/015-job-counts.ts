@@ -32,6 +32,13 @@ const changes = (add: "NEW" | null, remove: "OLD" | null) =>
     }),
   );
 
+/** Each change to a job row, with the row whose status it adds and the row whose status it removes. */
+const TRIGGER_EVENTS = [
+  { event: "INSERT", add: "NEW", remove: null },
+  { event: "UPDATE", add: "NEW", remove: "OLD" },
+  { event: "DELETE", add: null, remove: "OLD" },
+] as const;
+
 export async function up(db: Kysely<unknown>): Promise<void> {
   const pg = isPostgres(db);
   let table = db.schema.createTable("job_counts").addColumn("shard", "integer", (c) => c.primaryKey());
@@ -46,21 +53,21 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     // changes this schema's jobs must count here, not in a job_counts its own path finds first.
     const { rows } = await sql<{ schema: string }>`SELECT current_schema() AS schema`.execute(db);
     const counts = sql.id(rows[0]!.schema, "job_counts");
-    for (const [event, add, remove] of [["INSERT", "NEW", null], ["UPDATE", "NEW", "OLD"], ["DELETE", null, "OLD"]] as const) {
+    for (const { event, add, remove } of TRIGGER_EVENTS) {
       const name = sql.raw(`job_counts_${event.toLowerCase()}`);
       await sql`CREATE FUNCTION ${name}() RETURNS trigger LANGUAGE plpgsql AS $$
         BEGIN
           UPDATE ${counts} SET ${changes(add, remove)} WHERE shard = pg_backend_pid() % ${sql.lit(PG_SHARDS)};
           RETURN NULL;
         END $$`.execute(db);
-      const when = event === "UPDATE" ? sql`WHEN (OLD.status IS DISTINCT FROM NEW.status)` : sql``;
+      const when = add && remove ? sql`WHEN (OLD.status IS DISTINCT FROM NEW.status)` : sql``;
       await sql`CREATE CONSTRAINT TRIGGER ${name} AFTER ${sql.raw(event)} ON jobs DEFERRABLE INITIALLY DEFERRED FOR EACH ROW ${when} EXECUTE FUNCTION ${name}()`.execute(db);
     }
   } else {
-    for (const [event, add, remove] of [["INSERT", "NEW", null], ["UPDATE OF status", "NEW", "OLD"], ["DELETE", null, "OLD"]] as const) {
-      const name = sql.raw(`job_counts_${event.split(" ")[0]!.toLowerCase()}`);
-      const when = remove && add ? sql`WHEN OLD.status IS NOT NEW.status` : sql``;
-      await sql`CREATE TRIGGER ${name} AFTER ${sql.raw(event)} ON jobs ${when} BEGIN UPDATE job_counts SET ${changes(add, remove)} WHERE shard = 0; END`.execute(db);
+    for (const { event, add, remove } of TRIGGER_EVENTS) {
+      const name = sql.raw(`job_counts_${event.toLowerCase()}`);
+      const when = add && remove ? sql`WHEN OLD.status IS NOT NEW.status` : sql``;
+      await sql`CREATE TRIGGER ${name} AFTER ${sql.raw(event === "UPDATE" ? "UPDATE OF status" : event)} ON jobs ${when} BEGIN UPDATE job_counts SET ${changes(add, remove)} WHERE shard = 0; END`.execute(db);
     }
   }
   // The triggers first, then the count: a job changed in between is counted exactly either way
