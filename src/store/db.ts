@@ -7,6 +7,7 @@ import { CompiledQuery, type DatabaseConnection, type Driver, Kysely, PostgresAd
 import pg from "pg";
 import type { SqlTarget } from "../core/config.js";
 import type { Database } from "./schema.js";
+import { usePreparedStatements } from "./pg-statements.js";
 
 export type Store = Kysely<Database>;
 
@@ -164,31 +165,6 @@ function openPostgres(connectionString: string, options: OpenStoreOptions): Stor
  * take the generic plan, and sequential scans only where no index serves.
  */
 const ENGINE_PLAN_SETTINGS = "SET plan_cache_mode = force_generic_plan; SET enable_seqscan = off";
-
-/** Statement texts prepared by name, shared by every connection (a text keeps its name). */
-const preparedNames = new Map<string, string>();
-const MAX_PREPARED = 500;
-const PREPARABLE = /^\s*(select|insert|update|delete|with)\b/i;
-
-/**
- * Kysely sends every statement unnamed, so PostgreSQL parses and plans it on each execution: for
- * the engine's small statements planning costs more than running (0.3–0.5 ms against 0.1 ms).
- * Named statements are parsed once per connection and their plans cached. Texts beyond the first
- * MAX_PREPARED (IN lists of every length) stay unnamed, so a connection's cache stays bounded.
- */
-function usePreparedStatements(client: pg.PoolClient): void {
-  const query = client.query.bind(client) as (...args: unknown[]) => unknown;
-  client.query = ((text: unknown, values?: unknown) => {
-    if (typeof text !== "string" || !Array.isArray(values) || !PREPARABLE.test(text)) return query(text, values);
-    let name = preparedNames.get(text);
-    if (name === undefined && preparedNames.size < MAX_PREPARED) {
-      name = `jobhouse_${preparedNames.size}`;
-      preparedNames.set(text, name);
-    }
-    return name === undefined ? query(text, values) : query({ name, text, values });
-  }) as typeof client.query;
-}
-
 
 /** The PostgreSQL schema the store's tables live in (its search_path), undefined if none. */
 export async function currentPgSchema(db: Store): Promise<string | undefined> {
