@@ -9,6 +9,7 @@ import { OPEN_TASK_STATUSES } from "../core/statuses.js";
 import { statusGuard } from "./by-id.js";
 import { type Store, isPostgres } from "./db.js";
 import type { TaskRow } from "./schema.js";
+import { prepared } from "./prepared.js";
 import { type Completion, type LeafCompletion, completeTask, isLeaf, leafCompletionCtes } from "./transitions.js";
 
 export interface ClaimResult {
@@ -51,9 +52,13 @@ export async function claimReadyTasks(db: Store, request: ClaimRequest): Promise
   return isPostgres(db) ? claimOnPostgres(db, request) : claimOnSqlite(db, request);
 }
 
-/** The attempt's log path, built by the claim itself (both dialects concatenate with ||). */
+/**
+ * The attempt's log path, built by the claim itself (both dialects concatenate with ||), from the
+ * log folder without its trailing slash (trimmedLogDir).
+ */
+const trimmedLogDir = (logDir: string) => logDir.replace(/(.)\/+$/, "$1");
 const logPathSql = (logDir: string) =>
-  sql<string>`${logDir.replace(/(.)\/+$/, "$1")} || '/' || CAST(job_id AS TEXT) || '/' || CAST(id AS TEXT) || '/' || CAST(attempt AS TEXT) || '.log'`;
+  sql<string>`${logDir} || '/' || CAST(job_id AS TEXT) || '/' || CAST(id AS TEXT) || '/' || CAST(attempt AS TEXT) || '.log'`;
 
 type ClaimRow = Partial<TaskRow> & {
   worker_status: string | null;
@@ -91,7 +96,7 @@ function claimCtes({ workerId, limit, nowMs, logDir, settledCandidates, gate }: 
       LIMIT ${Math.max(0, limit)}
       FOR UPDATE SKIP LOCKED),
     claimed AS (
-      UPDATE tasks SET status = 'RUNNING', worker_id = ${workerId}, claimed_at = ${nowMs}, started_at = ${nowMs}, log_path = ${logPathSql(logDir)}
+      UPDATE tasks SET status = 'RUNNING', worker_id = ${workerId}, claimed_at = ${nowMs}, started_at = ${nowMs}, log_path = ${logPathSql(trimmedLogDir(logDir))}
       WHERE id = ANY (ARRAY(SELECT id FROM picked)) AND status IS NOT DISTINCT FROM 'PENDING'
       RETURNING *),
     started AS (
@@ -176,23 +181,12 @@ async function claimOnSqlite(db: Store, request: ClaimRequest): Promise<ClaimRes
 
 async function claimInSqliteTransaction(tx: Store, { workerId, limit, nowMs, logDir, settledCandidates = [], gate }: ClaimRequest): Promise<ClaimResult> {
   const settledJobs = await settledAmong(tx, settledCandidates);
-  const worker = await tx.selectFrom("workers").select("status").where("id", "=", workerId).executeTakeFirst();
+  const worker = await sqliteClaim.workerStatus.first(tx, { workerId });
   if (worker?.status !== "ACTIVE" || limit <= 0) return { tasks: [], workerStatus: worker?.status, startedJobs: [], settledJobs };
-  const ready = tx
-    .selectFrom("tasks")
-    .select("id")
-    .where("status", "=", "PENDING")
-    .where("pending_deps", "=", 0)
-    .where("ready_at", "<=", BigInt(nowMs))
-    .where(gateSql(gate))
-    .orderBy("priority", "desc")
-    .orderBy("ready_at")
-    .orderBy("id")
-    .limit(limit);
   // Ids first, then the update by primary key: as one statement with a subquery, SQLite plans the
   // outer update over every pending task, which at 10,000 pending tasks costs more than the work.
-  const ids = (await ready.execute()).map((r) => r.id);
-  if (ids.length === 0) {
+  const ready = gate === undefined ? await sqliteClaim.ready.rows(tx, { nowMs: BigInt(nowMs), limit }) : await sqliteClaim.readyBehindGate.rows(tx, { nowMs: BigInt(nowMs), limit, gate });
+  if (ready.length === 0) {
     const next = await tx
       .selectFrom("tasks")
       .select("ready_at as at")
@@ -205,27 +199,63 @@ async function claimInSqliteTransaction(tx: Store, { workerId, limit, nowMs, log
       .executeTakeFirst();
     return { tasks: [], workerStatus: worker.status, startedJobs: [], settledJobs, nextReadyAt: next?.at == null ? undefined : Number(next.at) };
   }
-  const claimed = await tx
-    .updateTable("tasks")
-    .set({ status: "RUNNING", worker_id: workerId, claimed_at: nowMs, started_at: nowMs, log_path: logPathSql(logDir) })
-    .where("id", "in", ids)
-    .where(statusGuard(tx, "PENDING"))
-    .returningAll()
-    .execute();
+  const claimed = await sqliteClaim.run.rows(tx, { ids: idList(ready.map((r) => r.id)), workerId, nowMs, logDir: trimmedLogDir(logDir) });
   let startedJobs: bigint[] = [];
   if (claimed.length > 0) {
     // CONTRACT §3: a job becomes RUNNING when its first task is claimed.
-    const jobIds = [...new Set(claimed.map((t) => t.job_id))];
-    const started = await tx
-      .updateTable("jobs")
-      .set({ status: "RUNNING", started_at: nowMs })
-      .where("id", "in", jobIds)
-      .where("status", "=", "PENDING")
-      .returning("id")
-      .execute();
+    const started = await sqliteClaim.startJobs.rows(tx, { ids: idList(new Set(claimed.map((t) => t.job_id))), nowMs });
     startedJobs = started.map((j) => j.id);
   }
   return { tasks: claimed, workerStatus: worker.status, startedJobs, settledJobs };
+}
+
+/**
+ * A list of ids as one value, a JSON array that SQLite's json_each reads: a statement whose lists
+ * vary in length is then one prepared statement (Kysely's `in` makes a text per length).
+ */
+const idList = (ids: Iterable<bigint>): string => `[${[...ids].join(",")}]`;
+const inIdList = (list: string) => sql<bigint>`(SELECT value FROM json_each(${list}))`;
+
+/** The SQLite claim's statements (see claimInSqliteTransaction), built once. */
+const sqliteClaim = {
+  workerStatus: prepared((db, v: { workerId: bigint }) => db.selectFrom("workers").select("status").where("id", "=", v.workerId)),
+  ready: prepared((db, v: { nowMs: bigint; limit: number }) => readyTasks(db, v.nowMs, v.limit, undefined)),
+  readyBehindGate: prepared((db, v: { nowMs: bigint; limit: number; gate: string }) => readyTasks(db, v.nowMs, v.limit, v.gate)),
+  run: prepared((db, v: { ids: string; workerId: bigint; nowMs: number; logDir: string }) =>
+    db
+      .updateTable("tasks")
+      .set({ status: "RUNNING", worker_id: v.workerId, claimed_at: v.nowMs, started_at: v.nowMs, log_path: logPathSql(v.logDir) })
+      .where("id", "in", inIdList(v.ids))
+      .where(statusGuard(db, "PENDING"))
+      .returningAll(),
+  ),
+  startJobs: prepared((db, v: { ids: string; nowMs: number }) =>
+    db.updateTable("jobs").set({ status: "RUNNING", started_at: v.nowMs }).where("id", "in", inIdList(v.ids)).where("status", "=", "PENDING").returning("id"),
+  ),
+  settled: prepared((db, v: { ids: string }) =>
+    db
+      .selectFrom("jobs")
+      .select("id")
+      .where("id", "in", inIdList(v.ids))
+      .where(({ not, exists, selectFrom }) =>
+        not(exists(selectFrom("tasks").select(sql`1`.as("one")).whereRef("tasks.job_id", "=", "jobs.id").where("tasks.status", "in", OPEN_TASK_STATUSES))),
+      ),
+  ),
+};
+
+/** Ready tasks in claim order: ungated ones, or only those behind `gate`. */
+function readyTasks(db: Store, nowMs: bigint, limit: number, gate: string | undefined) {
+  return db
+    .selectFrom("tasks")
+    .select("id")
+    .where("status", "=", "PENDING")
+    .where("pending_deps", "=", 0)
+    .where("ready_at", "<=", nowMs)
+    .where(gateSql(gate))
+    .orderBy("priority", "desc")
+    .orderBy("ready_at")
+    .orderBy("id")
+    .limit(limit);
 }
 
 /**
@@ -283,13 +313,5 @@ async function activeBehind(tx: Store, gate: string): Promise<number> {
  */
 async function settledAmong(tx: Store, candidates: bigint[]): Promise<bigint[]> {
   if (candidates.length === 0) return [];
-  const settled = await tx
-    .selectFrom("jobs")
-    .select("id")
-    .where("id", "in", candidates)
-    .where(({ not, exists, selectFrom }) =>
-      not(exists(selectFrom("tasks").select(sql`1`.as("one")).whereRef("tasks.job_id", "=", "jobs.id").where("tasks.status", "in", OPEN_TASK_STATUSES))),
-    )
-    .execute();
-  return settled.map((r) => r.id);
+  return (await sqliteClaim.settled.rows(tx, { ids: idList(candidates) })).map((r) => r.id);
 }

@@ -6,6 +6,7 @@ import { sql } from "kysely";
 import { statusGuard } from "./by-id.js";
 import { chunksOf } from "./chunks.js";
 import type { Store } from "./db.js";
+import { prepared } from "./prepared.js";
 import type { NewChild } from "./transitions.js";
 
 /** Inserts a task with dependencies; ready at once when none of them is open. */
@@ -56,9 +57,11 @@ export async function extendDependents(tx: Store, taskId: bigint, references: bi
 }
 
 /** One dependency of each dependent completed; those with none left become ready now. */
+const dependentsOf = prepared((db, v: { taskId: bigint }) => db.selectFrom("task_deps").select("task_id").where("depends_on_id", "=", v.taskId));
+
 export async function releaseDependents(tx: Store, taskId: bigint, nowMs: number): Promise<void> {
   // Ids first (see claims.ts): most tasks have no dependents, and then nothing is updated at all.
-  const dependents = (await tx.selectFrom("task_deps").select("task_id").where("depends_on_id", "=", taskId).execute()).map((r) => r.task_id);
+  const dependents = (await dependentsOf.rows(tx, { taskId })).map((r) => r.task_id);
   for (const chunk of chunksOf(dependents)) {
     await tx
       .updateTable("tasks")

@@ -9,6 +9,7 @@ import { type Store, isPostgres } from "./db.js";
 import { type SkippedTask, extendDependents, insertChild, releaseDependents, skipDownstream } from "./dependencies.js";
 import { OPEN_JOB_STATUSES, OPEN_TASK_STATUSES } from "../core/statuses.js";
 import type { Database, JobRow, NewTaskRow } from "./schema.js";
+import { prepared } from "./prepared.js";
 
 export interface AttemptKey {
   taskId: bigint;
@@ -21,6 +22,11 @@ type TaskUpdate = UpdateQueryBuilder<Database, "tasks", "tasks", UpdateResult>;
 /** The guard of every attempt transition: this task, this worker, this attempt, an allowed state. */
 const guard = (q: TaskUpdate, key: AttemptKey, from: string[]) =>
   q.where("id", "=", key.taskId).where("worker_id", "=", key.workerId).where("attempt", "=", key.attempt).where("status", "in", from);
+
+/** RUNNING → COMPLETED, guarded: the update of every completion that is not one statement on PostgreSQL. */
+const completeRunning = prepared((db, v: AttemptKey & { resultJson: string; nowMs: number }) =>
+  guard(db.updateTable("tasks").set({ status: "COMPLETED", result_ref: v.resultJson, completed_at: v.nowMs, error: null }), v, ["RUNNING"]).returning(["job_id"]),
+);
 
 export interface NewChild {
   row: NewTaskRow;
@@ -44,13 +50,7 @@ export interface Completion {
 export async function completeTask(db: Store, c: Completion): Promise<{ completed: boolean; jobId?: bigint }> {
   if (isPostgres(db) && isLeaf(c)) return completeLeafOnPostgres(db, c);
   return db.transaction().execute(async (tx) => {
-    const done = await guard(
-      tx.updateTable("tasks").set({ status: "COMPLETED", result_ref: c.resultJson, completed_at: c.nowMs, error: null }),
-      c.key,
-      ["RUNNING"],
-    )
-      .returning(["job_id"])
-      .executeTakeFirst();
+    const done = await completeRunning.first(tx, { ...c.key, resultJson: c.resultJson, nowMs: c.nowMs });
     if (!done) return { completed: false };
 
     if (c.children.length > 0) {

@@ -1,0 +1,55 @@
+// Prepared queries (store/prepared.ts): built and compiled once per dialect, then executed with
+// each call's values in their places, on both backends, inside and outside transactions.
+
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { prepared } from "../src/store/prepared.js";
+import type { Store } from "../src/store/db.js";
+import { forEachBackend } from "./support/backends.js";
+import { type Harness, startHarness } from "./support/harness.js";
+
+const workerById = prepared((db, v: { id: bigint }) => db.selectFrom("workers").select(["id", "status", "hostname"]).where("id", "=", v.id));
+const renameWorker = prepared((db, v: { id: bigint; host: string }) =>
+  db.updateTable("workers").set({ hostname: v.host }).where("id", "=", v.id).where("status", "in", ["ACTIVE", "STOPPED"]),
+);
+
+forEachBackend("prepared queries", (backend) => {
+  let h: Harness;
+  let db: Store;
+  beforeAll(async () => {
+    h = await startHarness(backend);
+    db = h.service.db;
+    for (const [id, status] of [[1n, "ACTIVE"], [2n, "LOST"], [3n, "STOPPED"]] as const) {
+      await db
+        .insertInto("workers")
+        .values({ id, hostname: "h", pid: 1, status, concurrency: 1, started_at: 0n, last_heartbeat: 0n, tasks_completed: 0, tasks_failed: 0 })
+        .execute();
+    }
+  });
+  afterAll(() => h?.close());
+
+  it("bind each call's values and keep the constants built in", async () => {
+    expect(await workerById.first(db, { id: 2n })).toEqual({ id: 2n, status: "LOST", hostname: "h" });
+    expect(await workerById.rows(db, { id: 3n })).toEqual([{ id: 3n, status: "STOPPED", hostname: "h" }]);
+    expect(await workerById.first(db, { id: 99n })).toBeUndefined();
+    // The status list is a constant of the build: LOST is not in it.
+    expect(await renameWorker.affected(db, { id: 1n, host: "one" })).toBe(1);
+    expect(await renameWorker.affected(db, { id: 2n, host: "two" })).toBe(0);
+    expect(await renameWorker.affected(db, { id: 3n, host: "three" })).toBe(1);
+    expect((await db.selectFrom("workers").select(["id", "hostname"]).orderBy("id").execute()).map((w) => w.hostname)).toEqual(["one", "h", "three"]);
+  });
+
+  it("run in the transaction they are given, and roll back with it", async () => {
+    await expect(
+      db.transaction().execute(async (tx) => {
+        expect(await renameWorker.affected(tx, { id: 1n, host: "inside" })).toBe(1);
+        expect(await workerById.first(tx, { id: 1n })).toMatchObject({ hostname: "inside" });
+        throw new Error("roll back");
+      }),
+    ).rejects.toThrow("roll back");
+    expect(await workerById.first(db, { id: 1n })).toMatchObject({ hostname: "one" });
+  });
+
+  it("refuse a call that lacks a value instead of binding NULL", async () => {
+    await expect(workerById.first(db, {} as { id: bigint })).rejects.toThrow(/no value for "id"/);
+  });
+});
