@@ -6,6 +6,7 @@ import type { Database, JobRow, NewJobRow } from "./schema.js";
 import type { Store } from "./db.js";
 import { TERMINAL_JOB_STATUSES } from "../core/statuses.js";
 import { countJobs } from "./job-counts.js";
+import { prepared } from "./prepared.js";
 
 export interface JobListQuery {
   status?: string;
@@ -28,13 +29,16 @@ export async function insertJob(db: Store, row: NewJobRow): Promise<void> {
   await db.insertInto("jobs").values(row).execute();
 }
 
+const jobById = prepared((db, v: { id: bigint }) => db.selectFrom("jobs").selectAll().where("id", "=", v.id));
+const latestJobByName = prepared((db, v: { name: string }) => db.selectFrom("jobs").selectAll().where("name", "=", v.name).orderBy("id", "desc").limit(1));
+
 export async function findJobById(db: Store, id: bigint): Promise<JobRow | undefined> {
-  return db.selectFrom("jobs").selectAll().where("id", "=", id).executeTakeFirst();
+  return jobById.first(db, { id });
 }
 
 /** CONTRACT §4: a name means the most recent job of that name. */
 export async function findLatestJobByName(db: Store, name: string): Promise<JobRow | undefined> {
-  return db.selectFrom("jobs").selectAll().where("name", "=", name).orderBy("id", "desc").limit(1).executeTakeFirst();
+  return latestJobByName.first(db, { name });
 }
 
 /** A job row's task counts (`total_tasks`, `completed_tasks`): two range counts on the (job_id, status, …) index. */
@@ -43,17 +47,19 @@ const taskCountsOfJobRow = (eb: ExpressionBuilder<Database, "jobs">) => [
   eb.selectFrom("tasks").select(eb.fn.countAll().as("n")).whereRef("tasks.job_id", "=", "jobs.id").where("tasks.status", "=", "COMPLETED").as("completed_tasks"),
 ];
 
+const jobWithCounts = {
+  byId: prepared((db, v: { id: bigint }) => db.selectFrom("jobs").selectAll().select(taskCountsOfJobRow).where("id", "=", v.id)),
+  latestByName: prepared((db, v: { name: string }) =>
+    db.selectFrom("jobs").selectAll().select(taskCountsOfJobRow).where("name", "=", v.name).orderBy("id", "desc").limit(1),
+  ),
+};
+
 /**
  * A job (by id, or the latest of a name) with its task counts, read in one statement so the counts
  * are never older than the status beside them (a COMPLETED job shows every task counted).
  */
 export async function findJobWithCounts(db: Store, ref: { id: bigint } | { name: string }): Promise<(JobRow & { counts: { total: number; completed: number } }) | undefined> {
-  let query = db
-    .selectFrom("jobs")
-    .selectAll()
-    .select(taskCountsOfJobRow);
-  query = "id" in ref ? query.where("id", "=", ref.id) : query.where("name", "=", ref.name).orderBy("id", "desc").limit(1);
-  const row = await query.executeTakeFirst();
+  const row = "id" in ref ? await jobWithCounts.byId.first(db, ref) : await jobWithCounts.latestByName.first(db, ref);
   if (!row) return undefined;
   const { total_tasks, completed_tasks, ...job } = row;
   return { ...job, counts: { total: Number(total_tasks ?? 0), completed: Number(completed_tasks ?? 0) } };

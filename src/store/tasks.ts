@@ -4,14 +4,17 @@ import { sql } from "kysely";
 import { decodeIdCursor, pageOf } from "./paging.js";
 import type { NewTaskRow, TaskRow } from "./schema.js";
 import { type Store, isPostgres } from "./db.js";
+import { prepared } from "./prepared.js";
 
 /** A task with no dependencies (a job's entry task); tasks with some go through dependencies.ts. */
 export async function insertTask(db: Store, row: NewTaskRow): Promise<void> {
   await db.insertInto("tasks").values(row).execute();
 }
 
+const taskById = prepared((db, v: { id: bigint }) => db.selectFrom("tasks").selectAll().where("id", "=", v.id));
+
 export async function findTaskById(db: Store, id: bigint): Promise<TaskRow | undefined> {
-  return db.selectFrom("tasks").selectAll().where("id", "=", id).executeTakeFirst();
+  return taskById.first(db, { id });
 }
 
 /** A page of a job's tasks in id order, after `cursor` (a job of 100,000 tasks is read a page at a time). */
@@ -36,11 +39,22 @@ export async function pageTasksOfJobWithDependencies(
   limit: number,
   cursor?: string,
 ): Promise<{ rows: (TaskSummaryRow & { dependsOn: string[] })[]; nextCursor: string | null }> {
-  let query = db.selectFrom("tasks").select(TASK_SUMMARY_COLUMNS).select(dependencyIdsOf(db).as("depends_on_ids")).where("job_id", "=", jobId).orderBy("id", "asc").limit(limit + 1);
-  if (cursor) query = query.where("id", ">", decodeIdCursor(cursor));
-  const { rows, nextCursor } = pageOf(await query.execute(), limit, (t) => String(t.id));
+  const page = cursor
+    ? await tasksWithDependencies.after.rows(db, { jobId, limit: limit + 1, after: decodeIdCursor(cursor) })
+    : await tasksWithDependencies.first.rows(db, { jobId, limit: limit + 1 });
+  const { rows, nextCursor } = pageOf(page, limit, (t) => String(t.id));
   return { rows: rows.map((row) => Object.assign(row, { dependsOn: splitIds(row.depends_on_ids) })), nextCursor };
 }
+
+/** A job's tasks with their dependencies in id order: the first page, and a page after a cursor. */
+const tasksWithDependencies = (() => {
+  const page = (db: Store, jobId: bigint, limit: number) =>
+    db.selectFrom("tasks").select(TASK_SUMMARY_COLUMNS).select(dependencyIdsOf(db).as("depends_on_ids")).where("job_id", "=", jobId).orderBy("id", "asc").limit(limit);
+  return {
+    first: prepared((db, v: { jobId: bigint; limit: number }) => page(db, v.jobId, v.limit)),
+    after: prepared((db, v: { jobId: bigint; limit: number; after: bigint }) => page(db, v.jobId, v.limit).where("id", ">", v.after)),
+  };
+})();
 
 /** The ids a task (the row `tasks.id`) depends on, as one comma-separated text, or null when none. */
 const dependencyIdsOf = (db: Store) =>
@@ -52,22 +66,25 @@ const dependencyIdsOf = (db: Store) =>
 const splitIds = (text: string | null): string[] =>
   text ? String(text).split(",").sort((a, b) => a.length - b.length || (a < b ? -1 : a > b ? 1 : 0)) : [];
 
-/**
- * A job's task counts by status and its summed execution time (started to completed, or to now
- * while running), computed in SQL over every task: no row reaches the process.
- */
-export async function taskTotalsOfJob(db: Store, jobId: bigint, nowMs: number): Promise<{ byStatus: Map<string, number>; execMs: number }> {
-  const end = sql<bigint>`COALESCE(completed_at, ${nowMs})`;
-  const rows = await db
+const taskTotals = prepared((db, v: { jobId: bigint; nowMs: number }) => {
+  const end = sql<bigint>`COALESCE(completed_at, ${v.nowMs})`;
+  return db
     .selectFrom("tasks")
     .select((e) => [
       "status",
       e.fn.countAll().as("n"),
       sql<string | number | bigint | null>`SUM(CASE WHEN started_at IS NOT NULL AND ${end} > started_at THEN ${end} - started_at ELSE 0 END)`.as("exec_ms"),
     ])
-    .where("job_id", "=", jobId)
-    .groupBy("status")
-    .execute();
+    .where("job_id", "=", v.jobId)
+    .groupBy("status");
+});
+
+/**
+ * A job's task counts by status and its summed execution time (started to completed, or to now
+ * while running), computed in SQL over every task: no row reaches the process.
+ */
+export async function taskTotalsOfJob(db: Store, jobId: bigint, nowMs: number): Promise<{ byStatus: Map<string, number>; execMs: number }> {
+  const rows = await taskTotals.rows(db, { jobId, nowMs });
   return { byStatus: new Map(rows.map((r) => [r.status, Number(r.n)])), execMs: rows.reduce((sum, r) => sum + Number(r.exec_ms ?? 0), 0) };
 }
 
@@ -75,8 +92,12 @@ export async function taskTotalsOfJob(db: Store, jobId: bigint, nowMs: number): 
  * A task and the ids it depends on, in one statement (a round trip less on PostgreSQL than the row
  * and then its edges): the edges come as a comma-separated list aggregated beside the row.
  */
+const taskWithDependencies = prepared((db, v: { id: bigint }) =>
+  db.selectFrom("tasks").selectAll().select(dependencyIdsOf(db).as("depends_on_ids")).where("id", "=", v.id),
+);
+
 export async function findTaskWithDependencies(db: Store, id: bigint): Promise<{ task: TaskRow; dependsOn: string[] } | undefined> {
-  const row = await db.selectFrom("tasks").selectAll().select(dependencyIdsOf(db).as("depends_on_ids")).where("id", "=", id).executeTakeFirst();
+  const row = await taskWithDependencies.first(db, { id });
   if (!row) return undefined;
   const { depends_on_ids, ...task } = row;
   return { task, dependsOn: splitIds(depends_on_ids) };

@@ -3,6 +3,7 @@
 import { countOf, decodeIdCursor, pageOf } from "./paging.js";
 import type { WorkerRow } from "./schema.js";
 import type { Store } from "./db.js";
+import { prepared } from "./prepared.js";
 
 export interface NewWorker {
   id: bigint;
@@ -31,8 +32,10 @@ export async function insertWorker(db: Store, w: NewWorker): Promise<void> {
     .execute();
 }
 
+const workerById = prepared((db, v: { id: bigint }) => db.selectFrom("workers").selectAll().where("id", "=", v.id));
+
 export async function findWorkerById(db: Store, id: bigint): Promise<WorkerRow | undefined> {
-  return db.selectFrom("workers").selectAll().where("id", "=", id).executeTakeFirst();
+  return workerById.first(db, { id });
 }
 
 export async function listWorkers(
