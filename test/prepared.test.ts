@@ -11,6 +11,12 @@ const workerById = prepared((db, v: { id: bigint }) => db.selectFrom("workers").
 const renameWorker = prepared((db, v: { id: bigint; host: string }) =>
   db.updateTable("workers").set({ hostname: v.host }).where("id", "=", v.id).where("status", "in", ["ACTIVE", "STOPPED"]),
 );
+const workersWith = prepared((db, v: { status: string | undefined; after: bigint | undefined }, given) => {
+  let query = db.selectFrom("workers").select("id").orderBy("id");
+  if (given.status) query = query.where("status", "=", v.status!);
+  if (given.after) query = query.where("id", ">", v.after!);
+  return query;
+});
 
 forEachBackend("prepared queries", (backend) => {
   let h: Harness;
@@ -47,6 +53,17 @@ forEachBackend("prepared queries", (backend) => {
       }),
     ).rejects.toThrow("roll back");
     expect(await workerById.first(db, { id: 1n })).toMatchObject({ hostname: "one" });
+  });
+
+  it("build each shape of optional filters once, and bind each call's values into its own", async () => {
+    const ids = async (v: { status: string | undefined; after: bigint | undefined }) => (await workersWith.rows(db, v)).map((w) => w.id);
+    expect(await ids({ status: undefined, after: undefined })).toEqual([1n, 2n, 3n]);
+    expect(await ids({ status: "LOST", after: undefined })).toEqual([2n]);
+    expect(await ids({ status: "ACTIVE", after: undefined })).toEqual([1n]);
+    expect(await ids({ status: undefined, after: 1n })).toEqual([2n, 3n]);
+    expect(await ids({ status: "STOPPED", after: 1n })).toEqual([3n]);
+    expect(await ids({ status: "ACTIVE", after: 1n })).toEqual([]);
+    expect(await ids({ status: undefined, after: undefined })).toEqual([1n, 2n, 3n]);
   });
 
   it("refuse a call that lacks a value instead of binding NULL", async () => {

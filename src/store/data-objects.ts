@@ -4,6 +4,7 @@ import { countOf, decodeIdCursor, pageOf, startsWith } from "./paging.js";
 import type { Insertable } from "kysely";
 import type { DataObjectRow, DataObjectsTable } from "./schema.js";
 import type { Store } from "./db.js";
+import { type Given, prepared } from "./prepared.js";
 
 export interface ObjectQuery {
   prefix?: string;
@@ -12,40 +13,67 @@ export interface ObjectQuery {
   afterMs?: number;
 }
 
-function filtered(db: Store, q: ObjectQuery) {
+/** The values of an ObjectQuery's given filters, in SQL's terms. */
+interface ObjectFilters {
+  prefix: string | undefined;
+  scope: string | undefined;
+  before: bigint | undefined;
+  after: bigint | undefined;
+}
+
+const objectFilters = (q: ObjectQuery): ObjectFilters => ({
+  prefix: q.prefix || undefined,
+  scope: q.scope || undefined,
+  before: q.beforeMs === undefined ? undefined : BigInt(q.beforeMs),
+  after: q.afterMs === undefined ? undefined : BigInt(q.afterMs),
+});
+
+function filtered(db: Store, v: ObjectFilters, given: Given<ObjectFilters>) {
   let query = db.selectFrom("data_objects");
-  if (q.prefix) query = query.where(startsWith("name", q.prefix));
-  if (q.scope) query = query.where("scope", "=", q.scope);
-  if (q.beforeMs !== undefined) query = query.where("created_at", "<", BigInt(q.beforeMs));
-  if (q.afterMs !== undefined) query = query.where("created_at", ">", BigInt(q.afterMs));
+  if (given.prefix) query = query.where(startsWith("name", v.prefix!));
+  if (given.scope) query = query.where("scope", "=", v.scope!);
+  if (given.before) query = query.where("created_at", "<", v.before!);
+  if (given.after) query = query.where("created_at", ">", v.after!);
   return query;
 }
+
+const objectList = {
+  page: prepared((db, v: ObjectFilters & { beforeId: bigint | undefined; limit: number }, given) => {
+    const page = filtered(db, v, given).selectAll().orderBy("id", "desc").limit(v.limit);
+    return given.beforeId ? page.where("id", "<", v.beforeId!) : page;
+  }),
+  count: prepared((db, v: ObjectFilters, given) => filtered(db, v, given).select((e) => e.fn.countAll().as("count"))),
+  all: prepared((db, v: ObjectFilters, given) => filtered(db, v, given).selectAll().orderBy("id", "asc")),
+};
 
 export async function listObjects(
   db: Store,
   q: ObjectQuery & { limit: number; cursor?: string },
 ): Promise<{ rows: DataObjectRow[]; total: number; nextCursor: string | null }> {
-  let page = filtered(db, q).selectAll().orderBy("id", "desc").limit(q.limit + 1);
-  if (q.cursor) page = page.where("id", "<", decodeIdCursor(q.cursor));
-  const [rows, total] = await Promise.all([page.execute(), filtered(db, q).select((e) => e.fn.countAll().as("count")).executeTakeFirst()]);
+  const filters = objectFilters(q);
+  const beforeId = q.cursor ? decodeIdCursor(q.cursor) : undefined;
+  const [rows, total] = await Promise.all([objectList.page.rows(db, { ...filters, beforeId, limit: q.limit + 1 }), objectList.count.first(db, filters)]);
   const { rows: items, nextCursor } = pageOf(rows, q.limit, (r) => String(r.id));
   return { rows: items, total: countOf(total), nextCursor };
 }
 
 export async function findAllObjects(db: Store, q: ObjectQuery): Promise<DataObjectRow[]> {
-  return filtered(db, q).selectAll().orderBy("id", "asc").execute();
+  return objectList.all.rows(db, objectFilters(q));
 }
 
 /** An object by its name or its table name; the most recent when several job objects share a name. */
 export async function findObject(db: Store, name: string): Promise<DataObjectRow | undefined> {
-  return db
+  return objectByName.first(db, { name });
+}
+
+const objectByName = prepared((db, v: { name: string }) =>
+  db
     .selectFrom("data_objects")
     .selectAll()
-    .where((eb) => eb.or([eb("name", "=", name), eb("table_name", "=", name)]))
+    .where((eb) => eb.or([eb("name", "=", v.name), eb("table_name", "=", v.name)]))
     .orderBy("id", "desc")
-    .limit(1)
-    .executeTakeFirst();
-}
+    .limit(1),
+);
 
 export async function findObjectById(db: Store, id: bigint): Promise<DataObjectRow | undefined> {
   return id < 2n ** 63n ? db.selectFrom("data_objects").selectAll().where("id", "=", id).executeTakeFirst() : undefined;

@@ -6,7 +6,7 @@ import type { Database, JobRow, NewJobRow } from "./schema.js";
 import type { Store } from "./db.js";
 import { TERMINAL_JOB_STATUSES } from "../core/statuses.js";
 import { countJobs } from "./job-counts.js";
-import { prepared } from "./prepared.js";
+import { type Given, prepared } from "./prepared.js";
 
 export interface JobListQuery {
   status?: string;
@@ -81,26 +81,13 @@ export async function countTasksOfJob(db: Store, jobId: bigint): Promise<{ total
 }
 
 export async function listJobs(db: Store, q: JobListQuery): Promise<{ rows: JobWithCounts[]; total: number; nextCursor: string | null }> {
-  let filtered = db.selectFrom("jobs");
-  if (q.status) filtered = filtered.where("status", "=", q.status);
-  if (q.name) filtered = filtered.where("name", "=", q.name);
-  if (q.sinceMs !== undefined) filtered = filtered.where("created_at", ">=", BigInt(q.sinceMs));
-
-  // Snowflake ids grow with time, so id order is creation order and a unique sort key. Each job's
-  // task counts come with it, as two range counts on the (job_id, status, …) index: one statement
-  // for the page instead of a page and then a grouped count (a round trip less on PostgreSQL).
-  let page = filtered
-    .select(JOB_SUMMARY_COLUMNS)
-    .select(taskCountsOfJobRow)
-    .orderBy("id", "desc")
-    .limit(q.limit + 1);
-  if (q.cursor) page = page.where("id", "<", decodeIdCursor(q.cursor));
-
+  const filters: JobFilters = { status: q.status || undefined, name: q.name || undefined, since: q.sinceMs === undefined ? undefined : BigInt(q.sinceMs) };
+  const before = q.cursor ? decodeIdCursor(q.cursor) : undefined;
   // The total of an unfiltered list, or of one status, is kept by triggers (store/job-counts.ts):
   // counting 1,000,000 jobs costs about 45 ms even from an index. Other filters count what matches.
-  const counted = !q.name && q.sinceMs === undefined;
-  const total = counted ? countJobs(db, q.status || undefined) : filtered.select((e) => e.fn.countAll().as("count")).executeTakeFirst().then(countOf);
-  const [rows, totalCount] = await Promise.all([page.execute(), total]);
+  const counted = filters.name === undefined && filters.since === undefined;
+  const total = counted ? countJobs(db, filters.status) : jobList.count.first(db, filters).then(countOf);
+  const [rows, totalCount] = await Promise.all([jobList.page.rows(db, { ...filters, before, limit: q.limit + 1 }), total]);
   const { rows: items, nextCursor } = pageOf(rows, q.limit, (r) => String(r.id));
   return {
     // No rest/spread copy of each row: the view reads only the columns it shows.
@@ -109,6 +96,32 @@ export async function listJobs(db: Store, q: JobListQuery): Promise<{ rows: JobW
     nextCursor,
   };
 }
+
+interface JobFilters {
+  status: string | undefined;
+  name: string | undefined;
+  since: bigint | undefined;
+}
+
+/** The jobs a list's filters keep: each given filter adds its condition. */
+function filteredJobs(db: Store, v: JobFilters, given: Given<JobFilters>) {
+  let query = db.selectFrom("jobs");
+  if (given.status) query = query.where("status", "=", v.status!);
+  if (given.name) query = query.where("name", "=", v.name!);
+  if (given.since) query = query.where("created_at", ">=", v.since!);
+  return query;
+}
+
+const jobList = {
+  // Snowflake ids grow with time, so id order is creation order and a unique sort key. Each job's
+  // task counts come with it, as two range counts on the (job_id, status, …) index: one statement
+  // for the page instead of a page and then a grouped count (a round trip less on PostgreSQL).
+  page: prepared((db, v: JobFilters & { before: bigint | undefined; limit: number }, given) => {
+    const page = filteredJobs(db, v, given).select(JOB_SUMMARY_COLUMNS).select(taskCountsOfJobRow).orderBy("id", "desc").limit(v.limit);
+    return given.before ? page.where("id", "<", v.before!) : page;
+  }),
+  count: prepared((db, v: JobFilters, given) => filteredJobs(db, v, given).select((e) => e.fn.countAll().as("count"))),
+};
 
 /** Terminal jobs that ended before `cutoffMs` (retention), oldest first. */
 export async function findExpiredJobs(db: Store, cutoffMs: number, limit: number): Promise<bigint[]> {

@@ -29,7 +29,8 @@ export const countOf = (row: { count: unknown } | undefined): number => Number(r
 
 /**
  * A case-sensitive prefix test that means the same on both dialects: LIKE is case-insensitive on
- * SQLite and treats `_` as a wildcard, so compare the leading substring instead.
+ * SQLite and treats `_` as a wildcard, so compare the leading substring instead. The prefix's
+ * length is SQL's (in characters, as substr counts), so the prefix is a parameter like any value.
  */
 export const startsWith = (column: string, prefix: string) =>
-  sql<boolean>`substr(${sql.ref(column)}, 1, ${prefix.length}) = ${prefix}`;
+  sql<boolean>`substr(${sql.ref(column)}, 1, length(CAST(${prefix} AS TEXT))) = ${prefix}`;

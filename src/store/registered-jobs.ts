@@ -4,6 +4,7 @@ import { sql } from "kysely";
 import { decodeCursor, countOf, pageOf, startsWith } from "./paging.js";
 import type { RegisteredJobRow } from "./schema.js";
 import type { Store } from "./db.js";
+import { type Given, prepared } from "./prepared.js";
 
 export interface NewRegisteredJob {
   name: string;
@@ -65,16 +66,34 @@ export async function listRegisteredJobs(
   db: Store,
   q: { enabled?: boolean; name?: string; limit: number; cursor?: string },
 ): Promise<{ rows: RegisteredJobRow[]; total: number; nextCursor: string | null }> {
-  let filtered = db.selectFrom("registered_jobs");
-  if (q.enabled !== undefined) filtered = filtered.where("enabled", "=", q.enabled ? 1 : 0);
-  if (q.name) filtered = filtered.where(startsWith("name", q.name));
-  let page = filtered.selectAll().orderBy("name", "asc").limit(q.limit + 1);
+  const filters: RegisteredFilters = { enabled: q.enabled === undefined ? undefined : q.enabled ? 1 : 0, prefix: q.name || undefined };
   // The key is a registered name (register_job's and job()'s name rules), so anything else is no cursor of this list.
-  if (q.cursor) page = page.where("name", ">", decodeCursor(q.cursor, (k) => /^[A-Za-z0-9_.-]{1,128}$/.test(k)));
-  const [rows, total] = await Promise.all([page.execute(), filtered.select((e) => e.fn.countAll().as("count")).executeTakeFirst()]);
+  const after = q.cursor ? decodeCursor(q.cursor, (k) => /^[A-Za-z0-9_.-]{1,128}$/.test(k)) : undefined;
+  const [rows, total] = await Promise.all([registeredList.page.rows(db, { ...filters, after, limit: q.limit + 1 }), registeredList.count.first(db, filters)]);
   const { rows: items, nextCursor } = pageOf(rows, q.limit, (r) => r.name);
   return { rows: items, total: countOf(total), nextCursor };
 }
+
+interface RegisteredFilters {
+  enabled: number | undefined;
+  prefix: string | undefined;
+}
+
+const registeredList = (() => {
+  const filtered = (db: Store, v: RegisteredFilters, given: Given<RegisteredFilters>) => {
+    let query = db.selectFrom("registered_jobs");
+    if (given.enabled) query = query.where("enabled", "=", v.enabled!);
+    if (given.prefix) query = query.where(startsWith("name", v.prefix!));
+    return query;
+  };
+  return {
+    page: prepared((db, v: RegisteredFilters & { after: string | undefined; limit: number }, given) => {
+      const page = filtered(db, v, given).selectAll().orderBy("name", "asc").limit(v.limit);
+      return given.after ? page.where("name", ">", v.after!) : page;
+    }),
+    count: prepared((db, v: RegisteredFilters, given) => filtered(db, v, given).select((e) => e.fn.countAll().as("count"))),
+  };
+})();
 
 /** Sets the enabled flag and the next fire time; idempotent, so enabling twice is not a conflict. */
 export async function setRegisteredJobEnabled(

@@ -42,14 +42,23 @@ export async function listWorkers(
   db: Store,
   q: { status?: string; limit: number; cursor?: string },
 ): Promise<{ rows: WorkerRow[]; total: number; nextCursor: string | null }> {
-  let filtered = db.selectFrom("workers");
-  if (q.status) filtered = filtered.where("status", "=", q.status);
-  let page = filtered.selectAll().orderBy("id", "desc").limit(q.limit + 1);
-  if (q.cursor) page = page.where("id", "<", decodeIdCursor(q.cursor));
-  const [rows, total] = await Promise.all([page.execute(), filtered.select((e) => e.fn.countAll().as("count")).executeTakeFirst()]);
+  const status = q.status || undefined;
+  const before = q.cursor ? decodeIdCursor(q.cursor) : undefined;
+  const [rows, total] = await Promise.all([workerList.page.rows(db, { status, before, limit: q.limit + 1 }), workerList.count.first(db, { status })]);
   const { rows: items, nextCursor } = pageOf(rows, q.limit, (r) => String(r.id));
   return { rows: items, total: countOf(total), nextCursor };
 }
+
+const workerList = (() => {
+  const filtered = (db: Store, status: string | undefined, given: boolean) => (given ? db.selectFrom("workers").where("status", "=", status!) : db.selectFrom("workers"));
+  return {
+    page: prepared((db, v: { status: string | undefined; before: bigint | undefined; limit: number }, given) => {
+      const page = filtered(db, v.status, given.status).selectAll().orderBy("id", "desc").limit(v.limit);
+      return given.before ? page.where("id", "<", v.before!) : page;
+    }),
+    count: prepared((db, v: { status: string | undefined }, given) => filtered(db, v.status, given.status).select((e) => e.fn.countAll().as("count"))),
+  };
+})();
 
 /** Guarded ACTIVE → STOPPING (CONTRACT §3); undefined when the worker was not active. */
 export async function markWorkerStopping(db: Store, id: bigint): Promise<WorkerRow | undefined> {
