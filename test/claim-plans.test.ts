@@ -8,7 +8,7 @@ import { type Kysely, sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { EngineRuntime } from "../src/app/engine-runtime.js";
 import { startRun } from "../src/engine/start-run.js";
-import { claimReadyTasks, completeLeafAndClaimStatement } from "../src/store/claims.js";
+import { claimReadyTasks, claimValues, completeLeafAndClaimStatement } from "../src/store/claims.js";
 import { type Store, openStore } from "../src/store/db.js";
 import type { Database } from "../src/store/schema.js";
 import { refreshStatisticsAfterGrowth } from "../src/store/statistics.js";
@@ -62,8 +62,9 @@ describe.runIf(distributed)("the plan of a worker's claiming completion (Postgre
 
   it("finds every row by key once a fan-out has grown the table, though it was planned while the table was small", async () => {
     const statement = completeLeafAndClaimStatement(
-      { key: { taskId: 1n, workerId: 2n, attempt: 1 }, resultJson: '"done"', nowMs: 1_000 },
-      { workerId: 2n, limit: 1, nowMs: 1_000, logDir: "/tmp/logs", settledCandidates: [3n] },
+      { taskId: 1n, workerId: 2n, attempt: 1, resultJson: '"done"', nowMs: 1_000 },
+      claimValues({ workerId: 2n, limit: 1, nowMs: 1_000, logDir: "/tmp/logs", settledCandidates: [3n] }),
+      false,
     ).compile(engineDb);
     // One connection held throughout: the prepared statement and its cached plan live on it.
     await engineDb.connection().execute(async (connection: Kysely<Database>) => {

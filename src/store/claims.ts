@@ -10,7 +10,7 @@ import { statusGuard } from "./by-id.js";
 import { type Store, isPostgres } from "./db.js";
 import type { TaskRow } from "./schema.js";
 import { prepared } from "./prepared.js";
-import { type Completion, type LeafCompletion, completeTask, isLeaf, leafCompletionCtes } from "./transitions.js";
+import { type Completion, type LeafCompletion, type LeafValues, completeTask, isLeaf, leafCompletionCtes } from "./transitions.js";
 
 export interface ClaimResult {
   tasks: TaskRow[];
@@ -72,6 +72,27 @@ type ClaimRow = Partial<TaskRow> & {
 /** Ungated tasks only, or only those behind `gate` (the ordinary claim never takes gated ones). */
 const gateSql = (gate: string | undefined) => (gate === undefined ? sql<boolean>`gate IS NULL` : sql<boolean>`gate = ${gate}`);
 
+/** A claim's values as PostgreSQL's claim statements bind them (prepared: see claimStatements). */
+export interface ClaimValues {
+  workerId: bigint;
+  limit: number;
+  nowMs: number;
+  /** Without its trailing slash. */
+  logDir: string;
+  /** The settled candidates' ids, as text for a bigint[] parameter. */
+  settled: string[];
+  gate: string | undefined;
+}
+
+export const claimValues = ({ workerId, limit, nowMs, logDir, settledCandidates, gate }: ClaimRequest): ClaimValues => ({
+  workerId,
+  limit: Math.max(0, limit),
+  nowMs,
+  logDir: trimmedLogDir(logDir),
+  settled: (settledCandidates ?? []).map(String),
+  gate,
+});
+
 /**
  * The claim as common table expressions (w, picked, claimed, started, settled) and the select that
  * reads them: the worker's status under FOR SHARE (the lost-worker reaper waits for this claim to
@@ -86,39 +107,70 @@ const gateSql = (gate: string | undefined) => (gate === undefined ? sql<boolean>
  * `NOT EXISTS` on (job_id, status), kept a subplan by `OFFSET 0`. As joins, a plan made while the
  * tables were small walked every PENDING task and job (or scanned every open task) per claim.
  */
-function claimCtes({ workerId, limit, nowMs, logDir, settledCandidates, gate }: ClaimRequest) {
+function claimCtes(v: ClaimValues, gated: boolean) {
   return sql`
-    w AS (SELECT status FROM workers WHERE id = ${workerId} FOR SHARE),
+    w AS (SELECT status FROM workers WHERE id = ${v.workerId} FOR SHARE),
     picked AS (
       SELECT id FROM tasks
-      WHERE status = 'PENDING' AND pending_deps = 0 AND ready_at <= ${nowMs} AND ${gateSql(gate)} AND (SELECT status FROM w) = 'ACTIVE'
+      WHERE status = 'PENDING' AND pending_deps = 0 AND ready_at <= ${v.nowMs} AND ${gateSql(gated ? v.gate : undefined)} AND (SELECT status FROM w) = 'ACTIVE'
       ORDER BY priority DESC, ready_at, id
-      LIMIT ${Math.max(0, limit)}
+      LIMIT ${v.limit}
       FOR UPDATE SKIP LOCKED),
     claimed AS (
-      UPDATE tasks SET status = 'RUNNING', worker_id = ${workerId}, claimed_at = ${nowMs}, started_at = ${nowMs}, log_path = ${logPathSql(trimmedLogDir(logDir))}
+      UPDATE tasks SET status = 'RUNNING', worker_id = ${v.workerId}, claimed_at = ${v.nowMs}, started_at = ${v.nowMs}, log_path = ${logPathSql(v.logDir)}
       WHERE id = ANY (ARRAY(SELECT id FROM picked)) AND status IS NOT DISTINCT FROM 'PENDING'
       RETURNING *),
     started AS (
-      UPDATE jobs SET status = 'RUNNING', started_at = ${nowMs}
+      UPDATE jobs SET status = 'RUNNING', started_at = ${v.nowMs}
       WHERE id = ANY (ARRAY(SELECT job_id FROM claimed)) AND status IS NOT DISTINCT FROM 'PENDING'
       RETURNING id),
     settled AS (
-      SELECT c.id FROM unnest(${(settledCandidates ?? []).map(String)}::bigint[]) AS c(id)
+      SELECT c.id FROM unnest(${v.settled}::bigint[]) AS c(id)
       WHERE ${sql.join(
         OPEN_TASK_STATUSES.map((status) => sql`NOT EXISTS (SELECT 1 FROM tasks WHERE job_id = c.id AND status = ${sql.lit(status)} OFFSET 0)`),
         sql` AND `,
       )})`;
 }
 
-function claimSelect({ nowMs }: ClaimRequest) {
+function claimSelect(v: ClaimValues) {
   return sql`
     (SELECT status FROM w) AS worker_status, (SELECT json_agg(id::text) FROM started) AS started_jobs,
     (SELECT json_agg(id::text) FROM settled) AS settled_jobs,
     CASE WHEN NOT EXISTS (SELECT 1 FROM claimed) THEN
-      (SELECT ready_at FROM tasks WHERE status = 'PENDING' AND pending_deps = 0 AND ready_at > ${nowMs} ORDER BY priority DESC, ready_at LIMIT 1) END AS next_ready_at,
+      (SELECT ready_at FROM tasks WHERE status = 'PENDING' AND pending_deps = 0 AND ready_at > ${v.nowMs} ORDER BY priority DESC, ready_at LIMIT 1) END AS next_ready_at,
     claimed.*`;
 }
+
+/** The completed task's values in the completing claim, named apart from the claim's own. */
+interface DoneValues {
+  doneTaskId: bigint;
+  doneWorkerId: bigint;
+  doneAttempt: number;
+  resultJson: string;
+  doneAtMs: number;
+}
+
+/** The statement of a leaf completion that claims the slot's next task (a test reads its plan). */
+export function completeLeafAndClaimStatement(done: LeafValues, claim: ClaimValues, gated: boolean) {
+  return sql<ClaimRow>`
+    WITH ${leafCompletionCtes(done)},
+    ${claimCtes(claim, gated)}
+    SELECT (SELECT job_id FROM done) AS done_job_id, ${claimSelect(claim)}
+    FROM (SELECT 1) AS one LEFT JOIN claimed ON true`;
+}
+
+/** PostgreSQL's claim statements, built once per shape (gated or not). */
+const claimStatements = {
+  alone: prepared((_db, v: ClaimValues, given) =>
+    sql<ClaimRow>`
+      WITH ${claimCtes(v, given.gate)}
+      SELECT ${claimSelect(v)}
+      FROM (SELECT 1) AS one LEFT JOIN claimed ON true`,
+  ),
+  afterCompletion: prepared((_db, v: ClaimValues & DoneValues, given) =>
+    completeLeafAndClaimStatement({ taskId: v.doneTaskId, workerId: v.doneWorkerId, attempt: v.doneAttempt, resultJson: v.resultJson, nowMs: v.doneAtMs }, v, given.gate),
+  ),
+};
 
 function readClaimRows(rows: ClaimRow[]): ClaimResult {
   const first = rows[0];
@@ -136,11 +188,7 @@ function readClaimRows(rows: ClaimRow[]): ClaimResult {
 
 /** One statement, one round trip (see claimCtes). */
 async function claimOnPostgres(db: Store, request: ClaimRequest): Promise<ClaimResult> {
-  const { rows } = await sql<ClaimRow>`
-    WITH ${claimCtes(request)}
-    SELECT ${claimSelect(request)}
-    FROM (SELECT 1) AS one LEFT JOIN claimed ON true`.execute(db);
-  return readClaimRows(rows);
+  return readClaimRows(await claimStatements.alone.rows(db, claimValues(request)));
 }
 
 /**
@@ -160,18 +208,10 @@ export async function completeTaskAndClaim(db: Store, c: Completion, next: Claim
  * ended when it asks which jobs settled (the caller asks about this task's job next time).
  */
 async function completeLeafAndClaimOnPostgres(db: Store, c: LeafCompletion, request: ClaimRequest): Promise<{ completed: boolean; jobId?: bigint; claim: ClaimResult }> {
-  const { rows } = await completeLeafAndClaimStatement(c, request).execute(db);
+  const done: DoneValues = { doneTaskId: c.key.taskId, doneWorkerId: c.key.workerId, doneAttempt: c.key.attempt, resultJson: c.resultJson, doneAtMs: c.nowMs };
+  const rows = await claimStatements.afterCompletion.rows(db, { ...claimValues(request), ...done });
   const jobId = rows[0]?.done_job_id ?? undefined;
   return { completed: jobId != null, jobId: jobId ?? undefined, claim: readClaimRows(rows) };
-}
-
-/** The statement of completeLeafAndClaimOnPostgres (a test reads its plan). */
-export function completeLeafAndClaimStatement(c: LeafCompletion, request: ClaimRequest) {
-  return sql<ClaimRow>`
-    WITH ${leafCompletionCtes(c)},
-    ${claimCtes(request)}
-    SELECT (SELECT job_id FROM done) AS done_job_id, ${claimSelect(request)}
-    FROM (SELECT 1) AS one LEFT JOIN claimed ON true`;
 }
 
 /** SQLite has one writer: an IMMEDIATE transaction holds off every other claimer and the reaper. */

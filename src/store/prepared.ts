@@ -1,7 +1,7 @@
 // Queries built and compiled once, executed many times with new values: for the statements the
 // engine and the reads run thousands of times a second.
 
-import type { Compilable, CompiledQuery, QueryResult } from "kysely";
+import type { CompiledQuery, QueryResult } from "kysely";
 import { type Store, isPostgres } from "./db.js";
 
 /** Stands for a named value while the query is built; its place in the parameters is kept. */
@@ -11,6 +11,11 @@ class Slot {
 
 /** The values' stand-ins a build function receives: `values.id` is the slot named "id". */
 const SLOTS = new Proxy({}, { get: (_, name) => new Slot(String(name)) });
+
+/** A query builder (its compile takes nothing) or a raw `sql` template (its compile takes the db). */
+interface Buildable<R> {
+  compile(db: Store): CompiledQuery<R>;
+}
 
 export interface PreparedQuery<V, R> {
   /** Every row. */
@@ -33,7 +38,7 @@ export type Given<V> = { readonly [K in keyof V]-?: boolean };
  * the SQL as one parameter: not inside a list whose length varies (`in`), nor read while building
  * (`prefix.length`, a `BigInt(…)` of it).
  */
-export function prepared<V extends object, R>(build: (db: Store, values: V, given: Given<V>) => Compilable<R>): PreparedQuery<V, R> {
+export function prepared<V extends object, R>(build: (db: Store, values: V, given: Given<V>) => Buildable<R>): PreparedQuery<V, R> {
   const compiled = new Map<string, CompiledQuery<R>>();
   const execute = (db: Store, values: V): Promise<QueryResult<R>> => {
     let shape = isPostgres(db) ? "postgres" : "sqlite";
@@ -41,7 +46,7 @@ export function prepared<V extends object, R>(build: (db: Store, values: V, give
     let query = compiled.get(shape);
     if (!query) {
       const given = Object.fromEntries(Object.entries(values).map(([name, value]) => [name, value !== undefined])) as Given<V>;
-      compiled.set(shape, (query = build(db, SLOTS as V, given).compile()));
+      compiled.set(shape, (query = build(db, SLOTS as V, given).compile(db)));
     }
     const parameters = query.parameters.map((parameter) => (parameter instanceof Slot ? valueOf(values, parameter.name) : parameter));
     return db.executeQuery<R>({ ...query, parameters });

@@ -98,21 +98,26 @@ export const isLeaf = (c: Completion): boolean => c.children.length === 0 && c.r
  * every RUNNING entry of the claim index, dead ones included (each task leaves one there until a
  * vacuum), 0.5 ms per completion late in a large fan-out.
  */
-export function leafCompletionCtes(c: LeafCompletion) {
+export function leafCompletionCtes(v: LeafValues) {
   return sql`
     done AS (
-      UPDATE tasks SET status = 'COMPLETED', result_ref = ${c.resultJson}, completed_at = ${c.nowMs}, error = NULL
-      WHERE id = ${c.key.taskId} AND worker_id = ${c.key.workerId} AND attempt = ${c.key.attempt} AND status IS NOT DISTINCT FROM 'RUNNING'
+      UPDATE tasks SET status = 'COMPLETED', result_ref = ${v.resultJson}, completed_at = ${v.nowMs}, error = NULL
+      WHERE id = ${v.taskId} AND worker_id = ${v.workerId} AND attempt = ${v.attempt} AND status IS NOT DISTINCT FROM 'RUNNING'
       RETURNING job_id),
     released AS (
-      UPDATE tasks SET pending_deps = pending_deps - 1, ready_at = CASE WHEN pending_deps = 1 THEN ${c.nowMs} ELSE ready_at END
-      WHERE id = ANY (ARRAY(SELECT task_id FROM task_deps WHERE depends_on_id = ${c.key.taskId})) AND status IS NOT DISTINCT FROM 'PENDING' AND EXISTS (SELECT 1 FROM done))`;
+      UPDATE tasks SET pending_deps = pending_deps - 1, ready_at = CASE WHEN pending_deps = 1 THEN ${v.nowMs} ELSE ready_at END
+      WHERE id = ANY (ARRAY(SELECT task_id FROM task_deps WHERE depends_on_id = ${v.taskId})) AND status IS NOT DISTINCT FROM 'PENDING' AND EXISTS (SELECT 1 FROM done))`;
 }
+
+/** A leaf completion's values as its statement binds them. */
+export type LeafValues = AttemptKey & Pick<LeafCompletion, "resultJson" | "nowMs">;
+
+const completeLeaf = prepared((_db, v: LeafValues) => sql<{ job_id: bigint }>`WITH ${leafCompletionCtes(v)} SELECT job_id FROM done`);
 
 /** The common completion as one statement, one round trip instead of a transaction's five. */
 async function completeLeafOnPostgres(db: Store, c: Completion): Promise<{ completed: boolean; jobId?: bigint }> {
-  const { rows } = await sql<{ job_id: bigint }>`WITH ${leafCompletionCtes(c)} SELECT job_id FROM done`.execute(db);
-  return rows[0] ? { completed: true, jobId: rows[0].job_id } : { completed: false };
+  const row = await completeLeaf.first(db, { ...c.key, resultJson: c.resultJson, nowMs: c.nowMs });
+  return row ? { completed: true, jobId: row.job_id } : { completed: false };
 }
 
 export interface Failure {
