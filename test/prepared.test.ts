@@ -2,6 +2,8 @@
 // each call's values in their places, on both backends, inside and outside transactions.
 
 import { afterAll, beforeAll, expect, it } from "vitest";
+import { startRun } from "../src/engine/start-run.js";
+import { claimReadyTasks } from "../src/store/claims.js";
 import { prepared } from "../src/store/prepared.js";
 import type { Store } from "../src/store/db.js";
 import { forEachBackend } from "./support/backends.js";
@@ -11,7 +13,9 @@ const workerById = prepared((db, v: { id: bigint }) => db.selectFrom("workers").
 const renameWorker = prepared((db, v: { id: bigint; host: string }) =>
   db.updateTable("workers").set({ hostname: v.host }).where("id", "=", v.id).where("status", "in", ["ACTIVE", "STOPPED"]),
 );
+let shapesBuilt = 0;
 const workersWith = prepared((db, v: { status: string | undefined; after: bigint | undefined }, given) => {
+  shapesBuilt++;
   let query = db.selectFrom("workers").select("id").orderBy("id");
   if (given.status) query = query.where("status", "=", v.status!);
   if (given.after) query = query.where("id", ">", v.after!);
@@ -56,6 +60,7 @@ forEachBackend("prepared queries", (backend) => {
   });
 
   it("build each shape of optional filters once, and bind each call's values into its own", async () => {
+    const built = shapesBuilt;
     const ids = async (v: { status: string | undefined; after: bigint | undefined }) => (await workersWith.rows(db, v)).map((w) => w.id);
     expect(await ids({ status: undefined, after: undefined })).toEqual([1n, 2n, 3n]);
     expect(await ids({ status: "LOST", after: undefined })).toEqual([2n]);
@@ -64,6 +69,21 @@ forEachBackend("prepared queries", (backend) => {
     expect(await ids({ status: "STOPPED", after: 1n })).toEqual([3n]);
     expect(await ids({ status: "ACTIVE", after: 1n })).toEqual([]);
     expect(await ids({ status: undefined, after: undefined })).toEqual([1n, 2n, 3n]);
+    // Four shapes, each built once for this dialect (another backend's suite may have built its own).
+    expect(shapesBuilt - built).toBeLessThanOrEqual(4);
+  });
+
+  it("claim tasks whose ids are near 2^63 exactly (the SQLite claim's id lists travel as JSON)", async () => {
+    const { ids, clock, config } = h.service;
+    const job = await startRun(db, ids, clock, config, { name: "big-ids", entrypoint: "test/fixtures/jobs.ts:hello", kwargs: {}, runType: "MANUAL", preservationMode: "NONE", registeredName: null });
+    const entry = await db.selectFrom("tasks").select("id").where("job_id", "=", job.id).executeTakeFirstOrThrow();
+    const huge = (1n << 63n) - 2n;
+    await db.updateTable("tasks").set({ id: huge }).where("id", "=", entry.id).execute();
+    const claim = await claimReadyTasks(db, { workerId: 1n, limit: 4, nowMs: clock.now(), logDir: config.logDir, settledCandidates: [job.id] });
+    expect(claim.tasks.map((t) => t.id)).toEqual([huge]);
+    expect(claim.startedJobs).toEqual([job.id]);
+    const stored = await db.selectFrom("tasks").select(["status", "worker_id"]).where("id", "=", huge).executeTakeFirstOrThrow();
+    expect(stored).toEqual({ status: "RUNNING", worker_id: 1n });
   });
 
   it("refuse a call that lacks a value instead of binding NULL", async () => {

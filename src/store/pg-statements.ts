@@ -30,6 +30,10 @@ export function usePreparedStatements(client: pg.PoolClient): void {
     const statement = { name, text, values };
     return new Promise((resolve, reject) => {
       query(new DescribedOnceQuery(statement, (error: Error | undefined, result: unknown) => (error ? reject(error) : resolve(result))));
+    }).catch((error: Error) => {
+      // As pg's own promise does: the stack leads back to the caller, not to the socket's handler.
+      Error.captureStackTrace(error);
+      throw error;
     });
   }) as typeof client.query;
 }
