@@ -224,12 +224,23 @@ forEachBackend("the route guard", (backend) => {
       expect(head.headers.allow).toBe("POST, DELETE");
     });
 
-    it("answers arguments that are not an object with -32602", async () => {
+    it("answers arguments that are not an object, and any other malformed call, with -32602", async () => {
       for (const args of [[1, 2], "text", 7, null]) {
         const call = { jsonrpc: "2.0", id: 9, method: "tools/call", params: { name: "list_jobs", arguments: args } };
         const response = await h.app.inject({ method: "POST", url: "/mcp", headers: { ...MCP_HEADERS, ...auth }, payload: JSON.stringify(call) });
         expect(JSON.parse(response.body), JSON.stringify(args)).toMatchObject({ id: 9, error: { code: -32602 } });
       }
+      // A request that is malformed otherwise is the caller's mistake too, said in one line: the SDK
+      // answered these with -32603 (an internal error) and its schema's raw report, or -32700.
+      for (const params of [undefined, { name: 5 }, { name: "list_jobs", arguments: {}, _meta: 5 }]) {
+        const call = { jsonrpc: "2.0", id: 11, method: "tools/call", ...(params === undefined ? {} : { params }) };
+        const response = await h.app.inject({ method: "POST", url: "/mcp", headers: { ...MCP_HEADERS, ...auth }, payload: JSON.stringify(call) });
+        const answer = JSON.parse(response.body) as { id: unknown; error: { code: number; message: string } };
+        expect(answer, JSON.stringify(params)).toMatchObject({ id: 11, error: { code: -32602 } });
+        expect(answer.error.message, JSON.stringify(params)).not.toMatch(/\n/);
+      }
+      const empty = await h.app.inject({ method: "POST", url: "/mcp", headers: { ...MCP_HEADERS, ...auth }, payload: "[]" });
+      expect(JSON.parse(empty.body)).toMatchObject({ id: null, error: { code: -32600 } });
       const fine = { jsonrpc: "2.0", id: 10, method: "tools/call", params: { name: "list_jobs", arguments: {} } };
       const response = await h.app.inject({ method: "POST", url: "/mcp", headers: { ...MCP_HEADERS, ...auth }, payload: JSON.stringify(fine) });
       expect(JSON.parse(response.body)).toMatchObject({ id: 10, result: { structuredContent: { items: [] } } });

@@ -47,7 +47,7 @@ export function createMcpEndpoint(operations: readonly AnyOperation[], version: 
         const problem = { title: "Method Not Allowed", status: 405, detail: "/mcp holds no event stream open: send requests with POST", code: "method_not_allowed" };
         return void res.writeHead(405, { Allow: "POST, DELETE", "content-type": "application/problem+json; charset=utf-8" }).end(req.method === "GET" ? JSON.stringify(problem) : undefined);
       }
-      const refusal = invalidArguments(body);
+      const refusal = invalidRequests(body);
       if (refusal) return sendJson(res, 200, refusal);
       const server = serverFor(ctx);
       const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
@@ -61,25 +61,34 @@ export function createMcpEndpoint(operations: readonly AnyOperation[], version: 
   };
 }
 
-type JsonRpcMessage = { jsonrpc?: unknown; id?: unknown; method?: unknown; params?: { arguments?: unknown } };
+type JsonRpcMessage = { jsonrpc?: unknown; id?: unknown; method?: unknown; params?: unknown };
+
+/** The requests this server answers, checked here as the SDK would check them. */
+const REQUEST_SCHEMAS: Record<string, typeof CallToolRequestSchema | typeof ListToolsRequestSchema> = {
+  "tools/call": CallToolRequestSchema,
+  "tools/list": ListToolsRequestSchema,
+};
 
 /**
- * tools/call arguments that are not an object are the caller's mistake (JSON-RPC -32602), which
- * the SDK would otherwise report as an internal error (-32603) from its own schema check.
+ * A malformed request is the caller's mistake: JSON-RPC -32602 (invalid params) with one line
+ * saying what is wrong. The SDK reported a tools/call without params, or with a name that is no
+ * string, as an internal error (-32603, a 500's equivalent) carrying its schema's raw report, and
+ * a malformed `_meta` as a parse error; an empty batch got 202 and no answer (-32600 is due).
  */
-function invalidArguments(body: unknown): unknown {
+function invalidRequests(body: unknown): unknown {
+  if (Array.isArray(body) && body.length === 0) {
+    return { jsonrpc: "2.0", id: null, error: { code: ErrorCode.InvalidRequest, message: "Invalid Request: an empty batch" } };
+  }
   const messages = (Array.isArray(body) ? body : [body]) as JsonRpcMessage[];
-  const errors = messages
-    .filter((m) => typeof m === "object" && m !== null && m.method === "tools/call" && m.params !== undefined && m.params !== null)
-    .filter((m) => {
-      const args = m.params!.arguments;
-      return args !== undefined && (typeof args !== "object" || args === null || Array.isArray(args));
-    })
-    .map((m) => ({
-      jsonrpc: "2.0",
-      id: m.id ?? null,
-      error: { code: ErrorCode.InvalidParams, message: "Invalid params: tools/call arguments must be a JSON object" },
-    }));
+  const errors = messages.flatMap((m) => {
+    if (typeof m !== "object" || m === null || typeof m.method !== "string") return [];
+    const schema = REQUEST_SCHEMAS[m.method];
+    const checked = schema?.safeParse(m);
+    if (!checked || checked.success) return [];
+    const issue = checked.error.issues[0]!;
+    const where = issue.path.length > 0 ? issue.path.join(".") : "the request";
+    return [{ jsonrpc: "2.0", id: m.id ?? null, error: { code: ErrorCode.InvalidParams, message: `Invalid params: ${where}: ${issue.message}` } }];
+  });
   if (errors.length === 0) return null;
   return Array.isArray(body) ? errors : errors[0];
 }
