@@ -112,6 +112,10 @@ forEachBackend("Problems", (backend) => {
       ["run_job without name", "POST", "/api/v0/jobs:run", {}],
       ["run_job name of wrong type", "POST", "/api/v0/jobs:run", { name: 5 }],
       ["run_job kwargs not an object", "POST", "/api/v0/jobs:run", { name: "known", kwargs: [1, 2] }],
+      // JSON.parse reads 1e400 as Infinity, which JSON cannot hold: it was stored, and run, as null.
+      ["run_job kwargs with a number too large for JSON", "POST", "/api/v0/jobs:run", '{"name":"known","kwargs":{"n":1e400}}'],
+      ["run_job kwargs with a number too large for JSON, nested", "POST", "/api/v0/jobs:run", '{"name":"known","kwargs":{"a":{"b":[1,-1e999]}}}'],
+      ["register_job defaults with a number too large for JSON", "POST", "/api/v0/registered-jobs", '{"entrypoint":"test/fixtures/jobs.ts:hello","name":"huge","defaults":{"n":1e400}}'],
       ["run_job unknown preservation mode", "POST", "/api/v0/jobs:run", { name: "known", preservation_mode: "SOME" }],
       ["run_job unknown field", "POST", "/api/v0/jobs:run", { name: "known", prority: 1 }],
       ["run_job malformed entrypoint", "POST", "/api/v0/jobs:run", { name: "jobs/p.ts:" }],
@@ -136,6 +140,8 @@ forEachBackend("Problems", (backend) => {
     it("names the offending field", async () => {
       const result = await h.http("GET", "/api/v0/jobs?limit=501");
       expect((result.body as { detail: string }).detail).toMatch(/^limit: /);
+      const huge = await h.http("POST", "/api/v0/jobs:run", '{"name":"known","kwargs":{"a":{"b":[1,-1e999]}}}');
+      expect((huge.body as { detail: string }).detail).toMatch(/^kwargs\.a\.b\.1: is a number too large for JSON/);
     });
 
     // An MCP client that leaves out a RefId read zod's "ref: Invalid input", which names no cause.

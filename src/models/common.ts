@@ -70,9 +70,27 @@ function depthOf(value: unknown, limit: number): number {
   return deepest;
 }
 
+/**
+ * Where a number JSON cannot hold sits (a literal like 1e400 parses as Infinity, and would be
+ * stored as null): the path of the first, or null. Descends no deeper than `limit` levels.
+ */
+function nonFinitePath(value: unknown, limit: number): (string | number)[] | null {
+  if (typeof value === "number") return Number.isFinite(value) ? null : [];
+  if (typeof value !== "object" || value === null || limit <= 0) return null;
+  for (const [key, child] of Object.entries(value)) {
+    const below = nonFinitePath(child, limit - 1);
+    if (below) return [Array.isArray(value) ? Number(key) : key, ...below];
+  }
+  return null;
+}
+
 export const JsonObject = z
   .record(z.string(), z.unknown())
-  .refine((value) => depthOf(value, MAX_JSON_DEPTH) < MAX_JSON_DEPTH, { message: `nests deeper than ${MAX_JSON_DEPTH} levels` });
+  .refine((value) => depthOf(value, MAX_JSON_DEPTH) < MAX_JSON_DEPTH, { message: `nests deeper than ${MAX_JSON_DEPTH} levels` })
+  .superRefine((value, ctx) => {
+    const path = nonFinitePath(value, MAX_JSON_DEPTH);
+    if (path) ctx.addIssue({ code: "custom", path, message: "is a number too large for JSON: it would be stored as null" });
+  });
 
 export const Page = <T extends z.ZodType>(item: T) =>
   z.object({
