@@ -146,7 +146,11 @@ forEachBackend("CLI", (backend) => {
     expect(notFound.code).toBe(1);
     expect(notFound.err).toMatch(/error: job 999999 does not exist \(not_found\)/);
     expect((await h.cli("job", "frobnicate")).code).toBe(2);
-    expect((await h.cli("job", "get")).code).toBe(2);
+    const missing = await h.cli("job", "get");
+    expect(missing.code).toBe(2);
+    // The error and a pointer to help, not the whole help text.
+    expect(missing.err.trim().split("\n")).toEqual(["error: missing required argument 'ref'", "(add --help for usage)"]);
+    expect(missing.out).not.toMatch(/Usage:/);
     expect((await h.cli("job", "list", "--status", "DONE")).code).toBe(2);
     expect((await h.cli("register-job", "test/fixtures/jobs.ts:hello", "--name", "etl")).code).toBe(3);
     const invalid = await h.cli("job", "list", "--limit", "0");

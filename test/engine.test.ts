@@ -220,6 +220,10 @@ forEachBackend("engine", (backend) => {
     expect(latest.content).toContain("attempt 1 fails");
     const second = (await h.http("GET", `/api/v0/tasks/${waiting.id}/logs?attempt=2`)).body as TaskLogsView;
     expect(second).toMatchObject({ attempt: 2, available: false, content: "" });
+    // An attempt beyond the task's own never was: not found, rather than a path no file will have.
+    const never = await h.http("GET", `/api/v0/tasks/${waiting.id}/logs?attempt=3`);
+    expect(never.status).toBe(404);
+    expect(never.body).toMatchObject({ code: "not_found", detail: `task ${waiting.id} has no attempt 3: it is at attempt 2` });
     // CONTRACT §3: back to PENDING with attempt + 1 and a backoff, which get_task shows (retry_after).
     const detail = await task(h, waiting.id);
     expect(detail).toMatchObject({ status: "PENDING", attempt: 2, error: expect.stringContaining("attempt 1 fails") });

@@ -140,6 +140,8 @@ forEachBackend("Problems", (backend) => {
     it("names the offending field", async () => {
       const result = await h.http("GET", "/api/v0/jobs?limit=501");
       expect((result.body as { detail: string }).detail).toMatch(/^limit: /);
+      // Twenty digits are digits: what is wrong is the range.
+      expect(((await h.http("GET", "/api/v0/tasks/99999999999999999999")).body as { detail: string }).detail).toBe("id: id is out of range");
       const huge = await h.http("POST", "/api/v0/jobs:run", '{"name":"known","kwargs":{"a":{"b":[1,-1e999]}}}');
       expect((huge.body as { detail: string }).detail).toMatch(/^kwargs\.a\.b\.1: is a number too large for JSON/);
     });

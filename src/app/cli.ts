@@ -136,7 +136,8 @@ export async function runCli(argv: string[], options: CliOptions = {}): Promise<
   const program = new Command("jobhouse")
     .description("Job orchestration: TypeScript jobs, ClickHouse data objects, REST + MCP + CLI")
     .version(VERSION)
-    .showHelpAfterError()
+    // A usage error is its line and where help is, not the whole help text after it.
+    .showHelpAfterError("(add --help for usage)")
     .exitOverride()
     .configureOutput({ writeOut: (t) => streams.out(t.trimEnd()), writeErr: (t) => streams.err(t.trimEnd()) });
   // `run-job --wait` with no local server running: this process runs the job itself.

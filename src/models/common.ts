@@ -9,7 +9,7 @@ const MAX_ID = (1n << 63n) - 1n;
 
 /** An id as input: a string of digits or an integer; handlers receive a bigint. */
 export const IdInput = z
-  .union([z.string().regex(/^\d{1,19}$/, "must be a string of decimal digits"), z.number().int().nonnegative()])
+  .union([z.string().regex(/^\d+$/, "must be a string of decimal digits").max(19, "id is out of range"), z.number().int().nonnegative()])
   .meta({ description: "Snowflake id: a string of decimal digits or an integer", examples: ["912370881995911168"] })
   .transform((value, ctx) => {
     const id = BigInt(value);

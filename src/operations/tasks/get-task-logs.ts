@@ -3,6 +3,7 @@
 import { open, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { TaskLogsInput, TaskLogsView } from "../../models/tasks.js";
+import { notFound } from "../../core/errors.js";
 import { defineOperation } from "../define.js";
 import { requireTask } from "../lookups.js";
 
@@ -20,6 +21,8 @@ export const getTaskLogs = defineOperation({
   cli: { command: "task logs <id>", examples: ["jobhouse task logs 912370881995911168 --follow", "jobhouse task logs 912370881995911168 --attempt 1"], followLog: true },
   async handler({ id, attempt }, { db, config }) {
     const task = await requireTask(db, id);
+    // The task's attempt number is its latest, started or waiting to retry: a later one never was.
+    if (attempt !== undefined && attempt > Number(task.attempt)) throw notFound(`task ${id} has no attempt ${attempt}: it is at attempt ${Number(task.attempt)}`);
     // log_path names the latest attempt that started (a task waiting to retry has a higher attempt
     // number than its newest log); any other attempt's file is found by its number.
     const latest = task.log_path ? Number(/(\d+)\.log$/.exec(task.log_path)?.[1]) : null;

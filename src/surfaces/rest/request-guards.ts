@@ -10,7 +10,8 @@ import { forbidden, notFound } from "../../core/errors.js";
  * percent sign (double encoding). `/%61pi/v0/jobs` is `/api/v0/jobs` to the router, not to a reader.
  * (`;` is no delimiter to our router: it stays part of the segment and names nothing else.)
  */
-const ALTERNATIVE_SPELLING = /%(?:[46][1-9a-f]|[57][0-9a]|3[0-9]|2[def5]|5[cf]|7e)/i;
+const ALTERNATIVE_SPELLING = /%(?:[46][1-9a-f]|[57][0-9a]|3[0-9]|2[def]|5[cf]|7e)/i;
+const ENCODED_PERCENT = /%25/i;
 
 /** Why a request path is not canonical, or null when it is. */
 export function nonCanonicalPath(url: string): string | null {
@@ -21,6 +22,7 @@ export function nonCanonicalPath(url: string): string | null {
   if (path.includes("#")) return "the path has a fragment";
   if (path.split("/").some((segment) => segment === "." || segment === "..")) return "the path has a dot segment";
   if (ALTERNATIVE_SPELLING.test(path)) return "the path percent-encodes a character that needs no encoding";
+  if (ENCODED_PERCENT.test(path)) return "the path encodes a percent sign (%25: double encoding)";
   return null;
 }
 
