@@ -1,6 +1,7 @@
 // The execution engine on every backend: DAG order, results passed along, map, retries, failure
 // propagation, cancellation, timeouts and task logs.
 
+import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { sql } from "kysely";
@@ -288,7 +289,14 @@ forEachBackend("edited job files", (backend) => {
     return { result: await resultOf(h, job, "step"), version: detail.code_version };
   }
 
+  /** This process's children that exited and were never waited for. */
+  const zombies = () =>
+    execFileSync("ps", ["--ppid", String(process.pid), "-o", "stat="], { encoding: "utf8" })
+      .split("\n")
+      .filter((stat) => stat.startsWith("Z")).length;
+
   it("runs each job with its file as it is when the run starts, and records the code version", async () => {
+    const zombiesBefore = zombies();
     write("helper.ts", `export const label = "a";\n`);
     write("pipeline.ts", pipeline("v1"));
     const first = await runEdited();
@@ -308,6 +316,10 @@ forEachBackend("edited job files", (backend) => {
     expect(third.result).toBe("v22:bbb");
     expect(third.version).not.toBe(second.version);
     for (let i = 0; i < 4; i++) expect(await runEdited()).toEqual(third);
+    // Each edit retired threads whose loaders had compiled the file with esbuild's service, a child
+    // process: ended with its thread, it used to stay behind as a zombie, one per retired thread.
+    await waitFor("retired threads' children to be waited for", async () => zombies() <= zombiesBefore, 5_000).catch(() => undefined);
+    expect(zombies()).toBeLessThanOrEqual(zombiesBefore);
   });
 });
 

@@ -123,7 +123,18 @@ port.on("message", (message: ToThread) => {
     case "data-reply":
       settleCall(message);
       break;
+    case "retire":
+      void retire();
+      break;
   }
 });
+
+/** Set by the thread's entry (bin/task-thread.mjs): ends the child processes its loaders started. */
+const endLoaderChildren = (globalThis as { [key: symbol]: unknown })[Symbol.for("jobhouse.endLoaderChildren")] as (() => Promise<void>) | undefined;
+
+async function retire(): Promise<void> {
+  await endLoaderChildren?.();
+  post({ type: "retired" });
+}
 
 post({ type: "ready" });

@@ -7,6 +7,9 @@ import { type DataCall, type FromThread, type InspectOutcome, type InspectReques
 
 const THREAD_ENTRY = new URL("../../bin/task-thread.mjs", import.meta.url);
 
+/** How long terminating an idle thread waits for it to end its loaders' child processes. */
+const RETIRE_PATIENCE_MS = 2_000;
+
 export interface ThreadOptions {
   setup: ThreadSetup;
   /** Heap limit of each thread (SERVICE_TASK_MEMORY_MB). */
@@ -80,9 +83,23 @@ export class TaskThread {
     if (this.alive) this.worker.postMessage({ type: "abort", reason } satisfies ToThread);
   }
 
+  /** Ends the thread; an idle one first ends the child processes its loaders started. */
   async terminate(): Promise<void> {
     this.terminating = true;
-    if (this.alive) await this.worker.terminate();
+    if (!this.alive) return;
+    if (!this.exchange) await this.retire();
+    await this.worker.terminate();
+  }
+
+  /** Asks the thread to retire (see RetireRequest), waiting at most RETIRE_PATIENCE_MS. */
+  private async retire(): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    const patience = new Promise<void>((resolve) => (timer = setTimeout(resolve, RETIRE_PATIENCE_MS)));
+    const retired = this.talk<void>({ type: "retire" }, (message, settle) => {
+      if (message.type === "retired") settle();
+    }).catch(() => undefined);
+    await Promise.race([retired, patience]);
+    clearTimeout(timer);
   }
 
   private talk<T>(request: ToThread, handle: (message: FromThread, settle: (value: T) => void) => void): Promise<T> {

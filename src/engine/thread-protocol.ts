@@ -50,7 +50,12 @@ export interface DataReply {
   error?: ErrorData;
 }
 
-export type ToThread = RunRequest | InspectRequest | AbortRequest | DataReply;
+/** Before an idle thread is terminated: end what its loaders started (see bin/loader-children.mjs). */
+export interface RetireRequest {
+  type: "retire";
+}
+
+export type ToThread = RunRequest | InspectRequest | AbortRequest | DataReply | RetireRequest;
 
 /** An error as data: enough to rebuild a ServiceError or to name a task's failure. */
 export interface ErrorData {
@@ -104,7 +109,7 @@ export interface DataCall {
   args: unknown[];
 }
 
-export type FromThread = RunOutcome | InspectOutcome | LogLine | DataCall | { type: "ready" };
+export type FromThread = RunOutcome | InspectOutcome | LogLine | DataCall | { type: "ready" } | { type: "retired" };
 
 /** An error as it crosses between threads (a ServiceError keeps its kind and code). */
 export function toErrorData(error: unknown): ErrorData {
