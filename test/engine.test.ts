@@ -232,6 +232,8 @@ forEachBackend("engine", (backend) => {
     const entryTask = byName((await h.call("get_job", { ref: started.id })) as JobDetail, "slow_retry_job")[0]!;
     expect((await task(h, entryTask.id)).retry_after).toBeNull();
     await h.call("cancel_job", { ref: started.id });
+    // Cancelled while it waited: no retry is coming, and its last attempt's error stays readable.
+    expect(await task(h, waiting.id)).toMatchObject({ status: "CANCELLED", retry_after: null, error: expect.stringContaining("attempt 1 fails") });
   });
 
   it("job_stats reports real numbers", async () => {

@@ -194,9 +194,12 @@ export async function cancelJobAndTasks(db: Store, jobId: bigint, nowMs: number)
   return cancelled;
 }
 
-/** Every open task of the job CANCELLED, waiting for the locks of those another statement holds. */
+/**
+ * Every open task of the job CANCELLED, waiting for the locks of those another statement holds. A
+ * task waiting to retry keeps its last error but no longer a retry time: none will come.
+ */
 async function cancelOpenTasks(db: Store, jobId: bigint, nowMs: number): Promise<void> {
-  await db.updateTable("tasks").set({ status: "CANCELLED", completed_at: nowMs }).where("job_id", "=", jobId).where("status", "in", OPEN_TASK_STATUSES).execute();
+  await db.updateTable("tasks").set({ status: "CANCELLED", completed_at: nowMs, retry_after: null }).where("job_id", "=", jobId).where("status", "in", OPEN_TASK_STATUSES).execute();
 }
 
 /** How long held tasks are waited for without waiting on their locks, before an ordinary update. */
@@ -205,7 +208,7 @@ const HELD_TASKS_PATIENCE_MS = 5_000;
 /** The job's open tasks that no other statement holds now, CANCELLED; how many. */
 async function cancelUnheldTasks(db: Store, jobId: bigint, nowMs: number): Promise<number> {
   const { rows } = await sql<{ id: bigint }>`
-    UPDATE tasks SET status = 'CANCELLED', completed_at = ${nowMs}
+    UPDATE tasks SET status = 'CANCELLED', completed_at = ${nowMs}, retry_after = NULL
     WHERE id IN (SELECT id FROM tasks WHERE job_id = ${jobId} AND status IN (${sql.join([...OPEN_TASK_STATUSES])}) FOR UPDATE SKIP LOCKED)
     RETURNING id`.execute(db);
   return rows.length;
