@@ -6,7 +6,7 @@ import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/
 import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Logger } from "../../core/log.js";
-import type { AnyOperation, OperationContext } from "../../operations/index.js";
+import { type AnyOperation, type OperationContext, describeIssues } from "../../operations/index.js";
 import { callTool, describeTool, toolOperations } from "./tools.js";
 
 /** What an agent needs to know before its first call (sent at initialize). */
@@ -85,9 +85,7 @@ function invalidRequests(body: unknown): unknown {
     const schema = REQUEST_SCHEMAS[m.method];
     const checked = schema?.safeParse(m);
     if (!checked || checked.success) return [];
-    const issue = checked.error.issues[0]!;
-    const where = issue.path.length > 0 ? issue.path.join(".") : "the request";
-    return [{ jsonrpc: "2.0", id: m.id ?? null, error: { code: ErrorCode.InvalidParams, message: `Invalid params: ${where}: ${issue.message}` } }];
+    return [{ jsonrpc: "2.0", id: m.id ?? null, error: { code: ErrorCode.InvalidParams, message: `Invalid params: ${describeIssues(checked.error)}` } }];
   });
   if (errors.length === 0) return null;
   return Array.isArray(body) ? errors : errors[0];
