@@ -225,7 +225,7 @@ async function claimInSqliteTransaction(tx: Store, { workerId, limit, nowMs, log
   if (worker?.status !== "ACTIVE" || limit <= 0) return { tasks: [], workerStatus: worker?.status, startedJobs: [], settledJobs };
   // Ids first, then the update by primary key: as one statement with a subquery, SQLite plans the
   // outer update over every pending task, which at 10,000 pending tasks costs more than the work.
-  const ready = gate === undefined ? await sqliteClaim.ready.rows(tx, { nowMs: BigInt(nowMs), limit }) : await sqliteClaim.readyBehindGate.rows(tx, { nowMs: BigInt(nowMs), limit, gate });
+  const ready = await sqliteClaim.ready.rows(tx, { nowMs: BigInt(nowMs), limit, gate });
   if (ready.length === 0) {
     const next = await tx
       .selectFrom("tasks")
@@ -259,8 +259,20 @@ const inIdList = (list: string) => sql<bigint>`(SELECT value FROM json_each(${li
 /** The SQLite claim's statements (see claimInSqliteTransaction), built once. */
 const sqliteClaim = {
   workerStatus: prepared((db, v: { workerId: bigint }) => db.selectFrom("workers").select("status").where("id", "=", v.workerId)),
-  ready: prepared((db, v: { nowMs: bigint; limit: number }) => readyTasks(db, v.nowMs, v.limit, undefined)),
-  readyBehindGate: prepared((db, v: { nowMs: bigint; limit: number; gate: string }) => readyTasks(db, v.nowMs, v.limit, v.gate)),
+  // Ready tasks in claim order: ungated ones, or only those behind the gate given.
+  ready: prepared((db, v: { nowMs: bigint; limit: number; gate: string | undefined }, given) =>
+    db
+      .selectFrom("tasks")
+      .select("id")
+      .where("status", "=", "PENDING")
+      .where("pending_deps", "=", 0)
+      .where("ready_at", "<=", v.nowMs)
+      .where(gateSql(given.gate ? v.gate : undefined))
+      .orderBy("priority", "desc")
+      .orderBy("ready_at")
+      .orderBy("id")
+      .limit(v.limit),
+  ),
   run: prepared((db, v: { ids: string; workerId: bigint; nowMs: number; logDir: string }) =>
     db
       .updateTable("tasks")
@@ -282,21 +294,6 @@ const sqliteClaim = {
       ),
   ),
 };
-
-/** Ready tasks in claim order: ungated ones, or only those behind `gate`. */
-function readyTasks(db: Store, nowMs: bigint, limit: number, gate: string | undefined) {
-  return db
-    .selectFrom("tasks")
-    .select("id")
-    .where("status", "=", "PENDING")
-    .where("pending_deps", "=", 0)
-    .where("ready_at", "<=", nowMs)
-    .where(gateSql(gate))
-    .orderBy("priority", "desc")
-    .orderBy("ready_at")
-    .orderBy("id")
-    .limit(limit);
-}
 
 /**
  * Claims gated tasks (run limits, store/migrations/010): for each gate with ready tasks, under a

@@ -56,9 +56,9 @@ export async function extendDependents(tx: Store, taskId: bigint, references: bi
   }
 }
 
-/** One dependency of each dependent completed; those with none left become ready now. */
 const dependentsOf = prepared((db, v: { taskId: bigint }) => db.selectFrom("task_deps").select("task_id").where("depends_on_id", "=", v.taskId));
 
+/** One dependency of each dependent completed; those with none left become ready now. */
 export async function releaseDependents(tx: Store, taskId: bigint, nowMs: number): Promise<void> {
   // Ids first (see claims.ts): most tasks have no dependents, and then nothing is updated at all.
   const dependents = (await dependentsOf.rows(tx, { taskId })).map((r) => r.task_id);

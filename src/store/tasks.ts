@@ -39,22 +39,16 @@ export async function pageTasksOfJobWithDependencies(
   limit: number,
   cursor?: string,
 ): Promise<{ rows: (TaskSummaryRow & { dependsOn: string[] })[]; nextCursor: string | null }> {
-  const page = cursor
-    ? await tasksWithDependencies.after.rows(db, { jobId, limit: limit + 1, after: decodeIdCursor(cursor) })
-    : await tasksWithDependencies.first.rows(db, { jobId, limit: limit + 1 });
+  const page = await tasksWithDependencies.rows(db, { jobId, limit: limit + 1, after: cursor ? decodeIdCursor(cursor) : undefined });
   const { rows, nextCursor } = pageOf(page, limit, (t) => String(t.id));
   return { rows: rows.map((row) => Object.assign(row, { dependsOn: splitIds(row.depends_on_ids) })), nextCursor };
 }
 
-/** A job's tasks with their dependencies in id order: the first page, and a page after a cursor. */
-const tasksWithDependencies = (() => {
-  const page = (db: Store, jobId: bigint, limit: number) =>
-    db.selectFrom("tasks").select(TASK_SUMMARY_COLUMNS).select(dependencyIdsOf(db).as("depends_on_ids")).where("job_id", "=", jobId).orderBy("id", "asc").limit(limit);
-  return {
-    first: prepared((db, v: { jobId: bigint; limit: number }) => page(db, v.jobId, v.limit)),
-    after: prepared((db, v: { jobId: bigint; limit: number; after: bigint }) => page(db, v.jobId, v.limit).where("id", ">", v.after)),
-  };
-})();
+/** A page of a job's tasks with their dependencies in id order, after a cursor's id when one is given. */
+const tasksWithDependencies = prepared((db, v: { jobId: bigint; limit: number; after: bigint | undefined }, given) => {
+  const page = db.selectFrom("tasks").select(TASK_SUMMARY_COLUMNS).select(dependencyIdsOf(db).as("depends_on_ids")).where("job_id", "=", v.jobId).orderBy("id", "asc").limit(v.limit);
+  return given.after ? page.where("id", ">", v.after!) : page;
+});
 
 /** The ids a task (the row `tasks.id`) depends on, as one comma-separated text, or null when none. */
 const dependencyIdsOf = (db: Store) =>
@@ -88,14 +82,14 @@ export async function taskTotalsOfJob(db: Store, jobId: bigint, nowMs: number): 
   return { byStatus: new Map(rows.map((r) => [r.status, Number(r.n)])), execMs: rows.reduce((sum, r) => sum + Number(r.exec_ms ?? 0), 0) };
 }
 
-/**
- * A task and the ids it depends on, in one statement (a round trip less on PostgreSQL than the row
- * and then its edges): the edges come as a comma-separated list aggregated beside the row.
- */
 const taskWithDependencies = prepared((db, v: { id: bigint }) =>
   db.selectFrom("tasks").selectAll().select(dependencyIdsOf(db).as("depends_on_ids")).where("id", "=", v.id),
 );
 
+/**
+ * A task and the ids it depends on, in one statement (a round trip less on PostgreSQL than the row
+ * and then its edges): the edges come as a comma-separated list aggregated beside the row.
+ */
 export async function findTaskWithDependencies(db: Store, id: bigint): Promise<{ task: TaskRow; dependsOn: string[] } | undefined> {
   const row = await taskWithDependencies.first(db, { id });
   if (!row) return undefined;
