@@ -102,6 +102,9 @@ forEachBackend("Problems", (backend) => {
       ["bad since", "GET", "/api/v0/jobs?since=yesterday"],
       ["unknown query field", "GET", "/api/v0/jobs?colour=red"],
       ["repeated query field", "GET", "/api/v0/jobs?limit=1&limit=2"],
+      // A field named like the prototype is unknown like any other: it was dropped (200) before.
+      ["query field named __proto__", "GET", "/api/v0/jobs?__proto__=a"],
+      ["query field named __proto__, repeated", "GET", "/api/v0/jobs?__proto__=a&__proto__=b"],
       ["bad worker status", "GET", "/api/v0/workers?status=BUSY"],
       ["bad enabled flag", "GET", "/api/v0/registered-jobs?enabled=maybe"],
       ["bad object scope", "GET", "/api/v0/objects?scope=forever"],

@@ -78,11 +78,17 @@ export function dropUnsetNulls(op: AnyOperation, raw: unknown): unknown {
  * "50" → 50 for a number field, "true" → true for a boolean, '{"a":1}' → an object. A value that
  * does not convert is passed on unchanged, so validation reports it with the field's name.
  */
-export function coerceTextInput(op: AnyOperation, raw: Record<string, unknown>): Record<string, unknown> {
+export function coerceTextInput(op: AnyOperation, ...sources: Record<string, unknown>[]): Record<string, unknown> {
   const properties = inputSchemaOf(op).properties ?? {};
   const out: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(raw)) {
-    out[key] = typeof value === "string" ? coerceText(key, value, fieldTypes(properties[key])) : value;
+  // Later sources win (path parameters over the query string).
+  for (const raw of sources) {
+    for (const key in raw) {
+      const value = raw[key];
+      const coerced = typeof value === "string" ? coerceText(key, value, fieldTypes(properties[key])) : value;
+      // `?__proto__=…` is a field like any other (refused as unknown), not this object's prototype.
+      Object.defineProperty(out, key, { value: coerced, enumerable: true, writable: true, configurable: true });
+    }
   }
   return out;
 }

@@ -35,11 +35,11 @@ function inputOf(op: AnyOperation, request: FastifyRequest): unknown {
   const method = op.http!.method;
   if (method === "GET" || method === "DELETE") {
     if (op.http!.ignoreQuery) return params;
-    return coerceTextInput(op, { ...(request.query as Record<string, unknown>), ...params });
+    return coerceTextInput(op, request.query as Record<string, unknown>, params);
   }
   const body = request.body ?? {};
   if (typeof body !== "object" || Array.isArray(body)) throw invalid("request body must be a JSON object");
-  return { ...(body as Record<string, unknown>), ...params };
+  return Object.assign({}, body, params);
 }
 
 export function registerOperationRoutes(
@@ -56,7 +56,14 @@ export function registerOperationRoutes(
       url: toRouterPath(urlOf(op)),
       // The caller and its role before the body is read: a viewer's body to an admin route, however
       // malformed or large, is 403 (SPEC Scheme B rule 9), as an unauthenticated one is 401.
-      ...(op.access === "public" ? {} : { onRequest: [authenticate, async (request: FastifyRequest) => checkRole(op, contextFor(request).principal)] }),
+      ...(op.access === "public"
+        ? {}
+        : {
+            onRequest: async (request: FastifyRequest) => {
+              await authenticate(request);
+              checkRole(op, contextFor(request).principal);
+            },
+          }),
       handler: async (request, reply) => {
         const output = await invoke(op, inputOf(op, request), contextFor(request));
         if (location) reply.header("Location", (location as (o: unknown) => string)(output));
