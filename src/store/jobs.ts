@@ -61,8 +61,8 @@ const jobWithCounts = {
 export async function findJobWithCounts(db: Store, ref: { id: bigint } | { name: string }): Promise<(JobRow & { counts: { total: number; completed: number } }) | undefined> {
   const row = "id" in ref ? await jobWithCounts.byId.first(db, ref) : await jobWithCounts.latestByName.first(db, ref);
   if (!row) return undefined;
-  const { total_tasks, completed_tasks, ...job } = row;
-  return { ...job, counts: { total: Number(total_tasks ?? 0), completed: Number(completed_tasks ?? 0) } };
+  // The row itself with its counts added (a rest pattern and a spread would copy it field by field).
+  return Object.assign(row, { counts: { total: Number(row.total_tasks ?? 0), completed: Number(row.completed_tasks ?? 0) } });
 }
 
 /**

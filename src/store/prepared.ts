@@ -42,14 +42,15 @@ export function prepared<V extends object, R>(build: (db: Store, values: V, give
   const compiled = new Map<string, CompiledQuery<R>>();
   const execute = (db: Store, values: V): Promise<QueryResult<R>> => {
     let shape = isPostgres(db) ? "postgres" : "sqlite";
-    for (const [name, value] of Object.entries(values)) if (value !== undefined) shape += `,${name}`;
+    for (const name in values) if (values[name] !== undefined) shape += `,${name}`;
     let query = compiled.get(shape);
     if (!query) {
       const given = Object.fromEntries(Object.entries(values).map(([name, value]) => [name, value !== undefined])) as Given<V>;
       compiled.set(shape, (query = build(db, SLOTS as V, given).compile(db)));
     }
     const parameters = query.parameters.map((parameter) => (parameter instanceof Slot ? valueOf(values, parameter.name) : parameter));
-    return db.executeQuery<R>({ ...query, parameters });
+    // Written out, not `{ ...query, parameters }`: V8 spreads into a literal with more fields slowly.
+    return db.executeQuery<R>({ sql: query.sql, query: query.query, queryId: query.queryId, parameters });
   };
   return {
     rows: async (db, values) => (await execute(db, values)).rows,

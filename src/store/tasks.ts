@@ -93,8 +93,8 @@ const taskWithDependencies = prepared((db, v: { id: bigint }) =>
 export async function findTaskWithDependencies(db: Store, id: bigint): Promise<{ task: TaskRow; dependsOn: string[] } | undefined> {
   const row = await taskWithDependencies.first(db, { id });
   if (!row) return undefined;
-  const { depends_on_ids, ...task } = row;
-  return { task, dependsOn: splitIds(depends_on_ids) };
+  // The row itself, its dependencies' text beside: a rest pattern would copy it field by field.
+  return { task: row, dependsOn: splitIds(row.depends_on_ids) };
 }
 
 /** Tasks a worker holds (claimed or running). */

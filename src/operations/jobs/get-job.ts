@@ -6,7 +6,7 @@ import { JobDetail, JobTasksPage } from "../../models/jobs.js";
 import { pageTasksOfJobWithDependencies } from "../../store/tasks.js";
 import { defineOperation } from "../define.js";
 import { requireJobWithCounts } from "../lookups.js";
-import { parseJson, toJobView, toTaskView } from "../views.js";
+import { parseJson, toJobView, toJobTaskView } from "../views.js";
 
 export const getJob = defineOperation({
   name: "get_job",
@@ -25,16 +25,15 @@ export const getJob = defineOperation({
     const { rows: tasks, nextCursor } = await pageTasksOfJobWithDependencies(db, job.id, limit, cursor);
     const { counts } = job;
     const end = job.completed_at === null ? clock.now() : Number(job.completed_at);
-    return {
-      ...toJobView(job, counts),
+    return Object.assign(toJobView(job, counts), {
       entrypoint: job.entrypoint,
       kwargs: parseJson(job.kwargs, {}),
       result_ref: parseJson(job.result_ref, null),
-      tasks: tasks.map((task) => ({ ...toTaskView(task), depends_on: task.dependsOn })),
+      tasks: tasks.map((task) => toJobTaskView(task, task.dependsOn)),
       tasks_next_cursor: nextCursor,
       duration_ms: job.started_at === null ? null : Math.max(0, end - Number(job.started_at)),
       code_version: job.code_version ?? null,
       rerun_of: job.rerun_of === null ? null : job.rerun_of.toString(),
-    };
+    });
   },
 });

@@ -10,11 +10,16 @@ import { requireJob } from "../lookups.js";
 
 const ms = (v: bigint | null): number | null => (v === null ? null : Number(v));
 
-function taskTimes(task: TaskSummaryRow, now: number) {
+/** One task's line: a plain literal, not a spread of its times (slow in V8, see taskViewWith). */
+function taskTimings(task: TaskSummaryRow, now: number) {
   const ready = ms(task.ready_at);
   const started = ms(task.started_at);
   const completed = ms(task.completed_at);
   return {
+    task_id: task.id.toString(),
+    name: task.name,
+    status: task.status,
+    attempt: Number(task.attempt),
     queue_ms: ready !== null && started !== null ? Math.max(0, started - ready) : null,
     exec_ms: started !== null ? Math.max(0, (completed ?? now) - started) : null,
   };
@@ -37,7 +42,7 @@ export const jobStats = defineOperation({
     // Counts and execution time over every task, in SQL; per-task timings a page at a time.
     const [{ rows: tasks, nextCursor }, totals] = await Promise.all([pageTasksOfJob(db, job.id, limit, cursor), taskTotalsOfJob(db, job.id, now)]);
     const statusCounts = Object.fromEntries(TaskStatus.options.map((s) => [s, totals.byStatus.get(s) ?? 0])) as Record<string, number>;
-    const perTask = tasks.map((task) => ({ task_id: task.id.toString(), name: task.name, status: task.status, attempt: Number(task.attempt), ...taskTimes(task, now) }));
+    const perTask = tasks.map((task) => taskTimings(task, now));
     const started = ms(job.started_at);
     return {
       job_id: job.id.toString(),

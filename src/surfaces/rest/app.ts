@@ -97,18 +97,26 @@ export async function buildHttpApp(
   });
 
   // Before any route (or the not-found handler) runs: the path's spelling, the Host, the Origin.
-  app.addHook("onRequest", async (request) => {
-    checkCanonicalPath(request.method, request.url);
-    checkHost(hosts, request.headers.host);
-    checkOrigin(request.method, request.headers.origin, request.headers.host, request.protocol);
+  // Callback style: these checks are synchronous, and an async hook costs a promise per request.
+  app.addHook("onRequest", (request, _reply, done) => {
+    try {
+      checkCanonicalPath(request.method, request.url);
+      checkHost(hosts, request.headers.host);
+      checkOrigin(request.method, request.headers.origin, request.headers.host, request.protocol);
+    } catch (error) {
+      done(error as Error);
+      return;
+    }
+    done();
   });
 
+  const contextOf = operationContexts(service);
   // Attached to each route that needs a caller (SPEC Scheme A rule 5): the route decides, not its path.
   const authenticate = async (request: FastifyRequest) => {
-    request.operationContext = { ...service, principal: await resolvePrincipal(request, service, options.localSecret) };
+    request.operationContext = contextOf(await resolvePrincipal(request, service, options.localSecret));
   };
   // Public routes (GET /health) run as an anonymous viewer, so none of them can mutate anything.
-  const contextFor = (request: FastifyRequest): OperationContext => request.operationContext ?? { ...service, principal: ANONYMOUS };
+  const contextFor = (request: FastifyRequest): OperationContext => request.operationContext ?? contextOf(ANONYMOUS);
 
   if (options.metrics) registerMetrics(app, options.metrics);
   registerOperationRoutes(app, operations, authenticate, contextFor);
@@ -133,6 +141,26 @@ export async function buildHttpApp(
 
   await registerWebApp(app, options.webRoot, service, routeMethods, authenticate);
   return app;
+}
+
+/**
+ * The operation context of each caller, made once and shared by its requests (read-only, frozen).
+ * Copying the service into a new context per request cost microseconds: V8 (Node 20) builds an
+ * object literal that spreads one object and adds a field through a slow path.
+ */
+function operationContexts(service: ServiceContext): (principal: Principal) => OperationContext {
+  const contexts = new Map<string, OperationContext>();
+  return (principal) => {
+    const key = `${principal.role}\0${principal.user_id}\0${principal.username}`;
+    let context = contexts.get(key);
+    if (context === undefined) {
+      // Bounded: Scheme B callers are as many as the users; a flood of them only rebuilds.
+      if (contexts.size >= 1024) contexts.clear();
+      context = Object.freeze({ ...service, principal: Object.freeze({ ...principal }) });
+      contexts.set(key, context);
+    }
+    return context;
+  };
 }
 
 /**
