@@ -141,7 +141,7 @@ export class Worker {
       // Slots left: tasks behind run limits, claimed gate by gate (claims.ts claimGatedTasks).
       const left = budget - claimed;
       if (left <= 0 || this.stopping) return claimed;
-      const gated = await claimGatedTasks(this.db, { ...request, limit: left, settledCandidates: [] });
+      const gated = await claimGatedTasks(this.db, Object.assign({}, request, { limit: left, settledCandidates: [] }));
       // Nothing behind a gate was free: that says nothing of this worker's status.
       return gated.tasks.length === 0 ? claimed : claimed + (await this.accept(gated));
     } catch (error) {

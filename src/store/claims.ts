@@ -209,7 +209,7 @@ export async function completeTaskAndClaim(db: Store, c: Completion, next: Claim
  */
 async function completeLeafAndClaimOnPostgres(db: Store, c: LeafCompletion, request: ClaimRequest): Promise<{ completed: boolean; jobId?: bigint; claim: ClaimResult }> {
   const done: DoneValues = { doneTaskId: c.key.taskId, doneWorkerId: c.key.workerId, doneAttempt: c.key.attempt, resultJson: c.resultJson, doneAtMs: c.nowMs };
-  const rows = await claimStatements.afterCompletion.rows(db, { ...claimValues(request), ...done });
+  const rows = await claimStatements.afterCompletion.rows(db, Object.assign(claimValues(request), done));
   const jobId = rows[0]?.done_job_id ?? undefined;
   return { completed: jobId != null, jobId: jobId ?? undefined, claim: readClaimRows(rows) };
 }
@@ -325,7 +325,7 @@ export async function claimGatedTasks(db: Store, request: ClaimRequest): Promise
       }
       const free = Math.min(budget, Number(limit ?? 1) - (await activeBehind(tx, gate)));
       if (free <= 0) return null;
-      const gated = { ...request, limit: free, gate, settledCandidates: [] };
+      const gated: ClaimRequest = Object.assign({}, request, { limit: free, gate, settledCandidates: [] });
       return isPostgres(tx) ? claimOnPostgres(tx, gated) : claimInSqliteTransaction(tx, gated);
     });
     if (!claim) continue;

@@ -15,7 +15,7 @@ export async function insertChild(tx: Store, child: NewChild, nowMs: number): Pr
   const open = await countOpen(tx, dependsOn);
   await tx
     .insertInto("tasks")
-    .values({ ...child.row, pending_deps: open, ready_at: open === 0 ? nowMs : null })
+    .values(Object.assign({}, child.row, { pending_deps: open, ready_at: open === 0 ? nowMs : null }))
     .execute();
   for (const chunk of chunksOf(dependsOn)) {
     await tx.insertInto("task_deps").values(chunk.map((d) => ({ task_id: child.row.id, depends_on_id: d }))).execute();
