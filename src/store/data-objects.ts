@@ -52,7 +52,7 @@ export async function listObjects(
 ): Promise<{ rows: DataObjectRow[]; total: number; nextCursor: string | null }> {
   const filters = objectFilters(q);
   const beforeId = q.cursor ? decodeIdCursor(q.cursor) : undefined;
-  const [rows, total] = await Promise.all([objectList.page.rows(db, { ...filters, beforeId, limit: q.limit + 1 }), objectList.count.first(db, filters)]);
+  const [rows, total] = await Promise.all([objectList.page.rows(db, Object.assign({ beforeId, limit: q.limit + 1 }, filters)), objectList.count.first(db, filters)]);
   const { rows: items, nextCursor } = pageOf(rows, q.limit, (r) => String(r.id));
   return { rows: items, total: countOf(total), nextCursor };
 }

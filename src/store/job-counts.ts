@@ -7,16 +7,21 @@ import { sql } from "kysely";
 import { JOB_STATUSES, type JobStatusName } from "../core/statuses.js";
 import type { Store } from "./db.js";
 import { isPostgres } from "./db.js";
+import { prepared } from "./prepared.js";
 
 /** The job_counts column of a status (`PENDING` → `pending`). */
 export const statusColumn = (status: string): string => status.toLowerCase();
 
 /** Jobs by status, summed over the shards: one statement over a few rows. */
 export async function jobCountsByStatus(db: Store): Promise<Record<JobStatusName, number>> {
-  const sums = sql.join(JOB_STATUSES.map((s) => sql`coalesce(sum(${sql.ref(statusColumn(s))}), 0) AS ${sql.ref(statusColumn(s))}`));
-  const { rows } = await sql<Record<string, unknown>>`SELECT ${sums} FROM job_counts`.execute(db);
-  return Object.fromEntries(JOB_STATUSES.map((s) => [s, Number(rows[0]?.[statusColumn(s)] ?? 0)])) as Record<JobStatusName, number>;
+  const row = await countsByStatus.first(db, {});
+  return Object.fromEntries(JOB_STATUSES.map((s) => [s, Number(row?.[statusColumn(s)] ?? 0)])) as Record<JobStatusName, number>;
 }
+
+const countsByStatus = prepared(() => {
+  const sums = sql.join(JOB_STATUSES.map((s) => sql`coalesce(sum(${sql.ref(statusColumn(s))}), 0) AS ${sql.ref(statusColumn(s))}`));
+  return sql<Record<string, unknown>>`SELECT ${sums} FROM job_counts`;
+});
 
 /** Jobs of one status, or of every status. */
 export async function countJobs(db: Store, status?: string): Promise<number> {

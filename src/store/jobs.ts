@@ -87,7 +87,7 @@ export async function listJobs(db: Store, q: JobListQuery): Promise<{ rows: JobW
   // counting 1,000,000 jobs costs about 45 ms even from an index. Other filters count what matches.
   const counted = filters.name === undefined && filters.since === undefined;
   const total = counted ? countJobs(db, filters.status) : jobList.count.first(db, filters).then(countOf);
-  const [rows, totalCount] = await Promise.all([jobList.page.rows(db, { ...filters, before, limit: q.limit + 1 }), total]);
+  const [rows, totalCount] = await Promise.all([jobList.page.rows(db, Object.assign({ before, limit: q.limit + 1 }, filters)), total]);
   const { rows: items, nextCursor } = pageOf(rows, q.limit, (r) => String(r.id));
   return {
     // No rest/spread copy of each row: the view reads only the columns it shows.

@@ -69,7 +69,7 @@ export async function listRegisteredJobs(
   const filters: RegisteredFilters = { enabled: q.enabled === undefined ? undefined : q.enabled ? 1 : 0, prefix: q.name || undefined };
   // The key is a registered name (register_job's and job()'s name rules), so anything else is no cursor of this list.
   const after = q.cursor ? decodeCursor(q.cursor, (k) => /^[A-Za-z0-9_.-]{1,128}$/.test(k)) : undefined;
-  const [rows, total] = await Promise.all([registeredList.page.rows(db, { ...filters, after, limit: q.limit + 1 }), registeredList.count.first(db, filters)]);
+  const [rows, total] = await Promise.all([registeredList.page.rows(db, Object.assign({ after, limit: q.limit + 1 }, filters)), registeredList.count.first(db, filters)]);
   const { rows: items, nextCursor } = pageOf(rows, q.limit, (r) => r.name);
   return { rows: items, total: countOf(total), nextCursor };
 }
