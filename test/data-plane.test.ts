@@ -243,6 +243,45 @@ forEachBackend("data plane", (backend) => {
     await expect(create({ label: [1, 2] }, { types: { label: "String" } })).rejects.toThrow(/column "label", row 0: 1 \(a number\) does not fit type String/);
   });
 
+  // Found by trying the product: each of these was stored changed (300 as 44, 2200 as 2106 or
+  // 0000-00-00, a month 13 as 1970-01-01, 1.239 as 1.23), differently on the two engines.
+  it("refuses values outside their column type's range rather than storing them changed", async () => {
+    await expect(create({ n: [300] }, { types: { n: "Int8" } })).rejects.toThrow(/300 is outside the range of Int8/);
+    await expect(create({ n: [4294967296] }, { types: { n: "UInt32" } })).rejects.toThrow(/outside the range of UInt32/);
+    await expect(create({ n: [2 ** 63] })).rejects.toThrow(/outside the range of Int64/);
+    await expect(create({ at: [new Date("2200-01-01T00:00:00Z")] })).rejects.toThrow(/after 2105/);
+    await expect(create({ d: ["2024-13-45"] }, { types: { d: "Date" } })).rejects.toThrow(/is not a date \(YYYY-MM-DD\)/);
+    await expect(create({ p: [1.239] }, { types: { p: "Decimal(10, 2)" } })).rejects.toThrow(/does not fit Decimal\(10, 2\)/);
+    const fits = await create({ n: [-128, 127], d: ["2024-02-29", "2105-12-31"], p: [1.23, 12345678] }, { types: { n: "Int8", d: "Date", p: "Decimal(10, 2)" } });
+    expect(await fits.column("d")).toEqual(["2024-02-29", "2105-12-31"]);
+    expect(await fits.column("n")).toEqual([-128, 127]);
+  });
+
+  it("reads the epoch back as 1970 on both engines (ClickHouse 18.16 writes it as its zero date)", async () => {
+    const epoch = await create({ at: [new Date(0), new Date(1000)], day: [new Date(0), new Date(86_400_000)] }, { types: { day: "Date" } });
+    expect(await epoch.rows()).toEqual([
+      { at: "1970-01-01 00:00:00", day: "1970-01-01" },
+      { at: "1970-01-01 00:00:01", day: "1970-01-02" },
+    ]);
+  });
+
+  it("takes nulls in a LowCardinality(Nullable) column, and refuses an insert that leaves out a column that is not Nullable", async () => {
+    const low = await create({ c: ["a", null, "a"] }, { types: { c: "Nullable(LowCardinality(String))" } });
+    expect((await low.columns())[0]!.type).toBe("LowCardinality(Nullable(String))");
+    expect(await low.column("c")).toEqual(["a", null, "a"]);
+    const pairs = await create({ id: [1], v: ["x"], note: ["n"] }, { types: { note: "Nullable(String)" } });
+    await expect(pairs.insert([{ id: 5 }])).rejects.toThrow(/row 0 has no value for column "v" \(String\), which is not Nullable/);
+    expect(await pairs.insert([{ id: 6, v: "y" }])).toBe(1);
+    expect(await (await pairs.sort("id")).rows()).toEqual([{ id: 1, v: "x", note: "n" }, { id: 6, v: "y", note: null }]);
+  });
+
+  it("unions chains with objects, in either place", async () => {
+    const a = await create({ id: [1, 2, 3], x: ["a", "b", "c"] });
+    expect(await (await a.filter("id > 2").union(a).sort("id")).column("id")).toEqual([1, 2, 3, 3]);
+    expect(await (await a.union(a.select(["id", "x"]).filter("id = 1")).sort("id")).column("id")).toEqual([1, 1, 2, 3]);
+    await expect(a.union(a.select({ id: "x", x: "x" }))).rejects.toThrow();
+  });
+
   it("pages stably over a sort with ties, and offsets without a limit", async () => {
     const ids = Array.from({ length: 25 }, (_, i) => i);
     const sorted = await (await create({ id: ids, g: ids.map((i) => i % 3) })).sort("g DESC");
@@ -250,6 +289,9 @@ forEachBackend("data plane", (backend) => {
     for await (const batch of sorted.stream(10)) seen.push(...batch.map((r) => r.id));
     expect(new Set(seen).size).toBe(25);
     expect(await sorted.rows({ offset: 20 })).toHaveLength(5);
+    // A negative limit was one row on chDB and a raw server error on ClickHouse 18.16.
+    await expect(sorted.rows({ limit: -1 })).rejects.toThrow(/limit must be a whole number, 0 or more/);
+    await expect(sorted.rows({ offset: 1.5 })).rejects.toThrow(/offset must be a whole number/);
   });
 
   it("checks joins and unions, and keeps {name} inside literals", async () => {

@@ -30,7 +30,12 @@ export function normalizeType(type: string, features: Features): string {
   const render = (t: string, depth: number): string => {
     if (depth > 8) throw new TypeError(`type "${type}" nests too deeply`);
     const wrapped = /^(Nullable|Array|LowCardinality)\((.*)\)$/.exec(t);
-    if (wrapped) return `${wrapped[1]}(${render(wrapped[2]!, depth + 1)})`;
+    if (wrapped) {
+      const inner = render(wrapped[2]!, depth + 1);
+      // ClickHouse refuses Nullable(LowCardinality(T)); the same column is LowCardinality(Nullable(T)).
+      const lowInside = wrapped[1] === "Nullable" ? /^LowCardinality\((.*)\)$/.exec(inner) : null;
+      return lowInside ? `LowCardinality(Nullable(${lowInside[1]}))` : `${wrapped[1]}(${inner})`;
+    }
     const decimal = /^Decimal\((\d{1,2}),(\d{1,2})\)$/.exec(t);
     if (decimal) return `Decimal(${decimal[1]}, ${decimal[2]})`;
     if (t === "DateTime('UTC')" || t === 'DateTime("UTC")') return "DateTime('UTC')";
@@ -89,13 +94,14 @@ export function toJsonValue(value: unknown, type: string): unknown {
   if (value === null || value === undefined) {
     if (type.startsWith("Array(")) return [];
     // ClickHouse would store a default (0, '') in silence: a missing value needs a Nullable column.
-    if (!type.startsWith("Nullable(")) throw new TypeError(`null in a column of type ${type}; make the column Nullable`);
+    if (!holdsNull(type)) throw new TypeError(`null in a column of type ${type}; make the column Nullable`);
     return null;
   }
   if (typeof value === "number" && !Number.isFinite(value)) throw new TypeError(`${value} cannot be stored; use null in a Nullable column`);
   if (value instanceof Date) {
     if (Number.isNaN(value.getTime())) throw new TypeError("an invalid Date cannot be stored");
     if (value.getTime() < 0) throw new TypeError(`${value.toISOString()} is before 1970, which DateTime cannot hold`);
+    if (value.getTime() > LAST_INSTANT_MS) throw new TypeError(`${value.toISOString()} is after 2105, which Date and DateTime cannot hold`);
     const iso = value.toISOString();
     return /(^|\()Date\)*$/.test(type.replace(/^Nullable\(/, "")) ? iso.slice(0, 10) : iso.slice(0, 19).replace("T", " ");
   }
@@ -105,6 +111,8 @@ export function toJsonValue(value: unknown, type: string): unknown {
   }
   checkScalar(value, type);
   if (typeof value === "bigint") return value.toString();
+  // "2024-01-02T10:00:00" as ClickHouse reads a DateTime everywhere: with a space.
+  if (typeof value === "string" && type.includes("DateTime")) return value.replace("T", " ");
   if (typeof value === "boolean") return type.includes("UInt8") ? (value ? 1 : 0) : value;
   return value;
 }
@@ -135,11 +143,71 @@ function checkScalar(value: unknown, type: string): void {
       (kind === "boolean" && base === "UInt8");
     if (!integral) refuse();
     if (base.startsWith("U") && kind !== "boolean" && String(value).startsWith("-")) refuse();
+    // ClickHouse wraps a value outside the type's range (300 in an Int8 is stored as 44).
+    if (kind !== "boolean" && !fitsInteger(base, value as number | bigint | string)) throw new TypeError(`${String(value)} is outside the range of ${type}`);
   } else if (/^Float(?:32|64)$/.test(base) || /^Decimal/.test(base)) {
     if (kind !== "number" && !(kind === "string" && /^-?\d+(\.\d+)?$/.test(value as string))) refuse();
+    const decimal = /^Decimal\((\d+), ?(\d+)\)$/.exec(base);
+    if (decimal && !fitsDecimal(value as number | string, Number(decimal[1]), Number(decimal[2]))) {
+      throw new TypeError(`${String(value)} does not fit ${type} (at most ${Number(decimal[1]) - Number(decimal[2])} digits before the point and ${decimal[2]} after it)`);
+    }
   } else if (base === "Bool") {
     if (kind !== "boolean") refuse();
+  } else if (base === "Date" || base.startsWith("DateTime")) {
+    // A text ClickHouse cannot read as a date is stored as 1970-01-01 (or 0000-00-00) in silence.
+    if (kind !== "string" || !isCalendarText(value as string, base === "Date")) {
+      throw new TypeError(`${kind === "string" ? JSON.stringify(value) : String(value)} is not a ${base === "Date" ? "date (YYYY-MM-DD)" : "date-time (YYYY-MM-DD hh:mm:ss, UTC)"} between 1970 and 2105; pass a Date or such a text`);
+    }
   }
+}
+
+/** The last instant every supported ClickHouse holds in Date and DateTime (18.16's calendar ends with 2105). */
+const LAST_INSTANT_MS = Date.UTC(2105, 11, 31, 23, 59, 59);
+
+/** "2024-02-29" (or "2024-02-29 10:00:00"): a real calendar date from 1970 through 2105. */
+function isCalendarText(text: string, dateOnly: boolean): boolean {
+  const match = (dateOnly ? /^(\d{4})-(\d{2})-(\d{2})$/ : /^(\d{4})-(\d{2})-(\d{2})[ T](\d{2}):(\d{2}):(\d{2})$/).exec(text);
+  if (!match) return false;
+  const [y, mo, d, h = 0, mi = 0, s = 0] = match.slice(1).map(Number) as [number, number, number, number?, number?, number?];
+  const ms = Date.UTC(y, mo - 1, d, h, mi, s);
+  const back = new Date(ms);
+  // Date.UTC rolls 2024-13-45 over into 2025; a text that does not come back the same is no date.
+  const same = back.getUTCFullYear() === y && back.getUTCMonth() === mo - 1 && back.getUTCDate() === d && back.getUTCHours() === h && back.getUTCMinutes() === mi && back.getUTCSeconds() === s;
+  return same && ms >= 0 && ms <= LAST_INSTANT_MS;
+}
+
+const INTEGER_RANGES = new Map<string, readonly [bigint, bigint]>(
+  [8, 16, 32, 64, 128, 256].flatMap((bits) => [
+    [`Int${bits}`, [-(1n << BigInt(bits - 1)), (1n << BigInt(bits - 1)) - 1n]] as const,
+    [`UInt${bits}`, [0n, (1n << BigInt(bits)) - 1n]] as const,
+  ]),
+);
+
+function fitsInteger(base: string, value: number | bigint | string): boolean {
+  const range = INTEGER_RANGES.get(base);
+  if (!range) return true;
+  const big = BigInt(value);
+  return big >= range[0] && big <= range[1];
+}
+
+/** Decimal(P, S): at most P - S digits before the point and S after it (ClickHouse truncates, or refuses, the rest). */
+function fitsDecimal(value: number | string, precision: number, scale: number): boolean {
+  const text = typeof value === "number" ? decimalText(value, scale) : value;
+  if (text === null) return false;
+  const [whole = "", fraction = ""] = text.replace(/^-/, "").split(".");
+  return whole.replace(/^0+/, "").length <= precision - scale && fraction.replace(/0+$/, "").length <= scale;
+}
+
+/** A number as the shortest decimal text that reads back as it, when it has at most `scale` decimals. */
+function decimalText(value: number, scale: number): string | null {
+  if (!Number.isFinite(value)) return null;
+  const fixed = value.toFixed(Math.min(scale, 100));
+  return Number(fixed) === value ? fixed : null;
+}
+
+/** Whether a column takes null: Nullable at its top, LowCardinality(Nullable(T)) included. */
+function holdsNull(type: string): boolean {
+  return /^(?:LowCardinality\()?Nullable\(/.test(type);
 }
 
 /**
@@ -147,7 +215,7 @@ function checkScalar(value: unknown, type: string): void {
  * and the hot loop of a large ingest), the rest go through toJsonValue.
  */
 export function jsonConverter(type: string): (value: unknown) => unknown {
-  const nullable = type.startsWith("Nullable(");
+  const nullable = holdsNull(type);
   const { base, arrayDepth } = typeShape(type);
   if (arrayDepth === 0 && (base === "String" || /^Float(?:32|64)$/.test(base) || /^Int(?:8|16|32|64)$/.test(base))) {
     // The hot loop: a string into String, a finite number into a float, an integer into an Int.
@@ -156,10 +224,19 @@ export function jsonConverter(type: string): (value: unknown) => unknown {
         ? (value: unknown) => typeof value === "string"
         : base.startsWith("Float")
           ? (value: unknown) => typeof value === "number" && Number.isFinite(value)
-          : (value: unknown) => Number.isInteger(value);
+          : integerTest(base);
     return (value) => (fast(value) ? value : (value === null || value === undefined) && nullable ? null : toJsonValue(value, type));
   }
   return (value) => toJsonValue(value, type);
+}
+
+/** A number the fast path may pass as it is: an integer within the column's range. */
+function integerTest(base: string): (value: unknown) => boolean {
+  const [low, high] = INTEGER_RANGES.get(base)!;
+  // As numbers: -2^63 and 2^63 - 1 round to ±2^63, so the top bound is exclusive of 2^63 itself.
+  const min = Number(low);
+  const max = base === "Int64" ? 2 ** 63 : Number(high);
+  return base === "Int64" ? (value) => Number.isInteger(value) && (value as number) >= min && (value as number) < max : (value) => Number.isInteger(value) && (value as number) >= min && (value as number) <= max;
 }
 
 const WIDE_INTEGER = /^(?:U?Int(?:64|128|256))$/;
@@ -191,14 +268,19 @@ export function typeShape(type: string): TypeShape {
  */
 export function readConverter(type: string): ((value: unknown) => unknown) | null {
   const { base, arrayDepth: arrays } = typeShape(type);
+  const deep = (v: unknown, depth: number, one: (x: unknown) => unknown): unknown => (depth > 0 && Array.isArray(v) ? v.map((x) => deep(x, depth - 1, one)) : one(v));
+  if (base === "Date" || base.startsWith("DateTime")) {
+    // ClickHouse 18.16 writes the epoch (day or second 0) as its "zero date", 0000-00-00.
+    const one = (v: unknown): unknown => (typeof v === "string" && v.startsWith("0000-00-00") ? "1970-01-01" + v.slice(10) : v);
+    return (value) => deep(value, arrays, one);
+  }
   if (!WIDE_INTEGER.test(base)) return null;
   const one = (v: unknown): unknown => {
     if (typeof v !== "string" || !/^-?\d+$/.test(v)) return v;
     const big = BigInt(v);
     return big >= BigInt(Number.MIN_SAFE_INTEGER) && big <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(big) : big;
   };
-  const deep = (v: unknown, depth: number): unknown => (depth > 0 && Array.isArray(v) ? v.map((x) => deep(x, depth - 1)) : one(v));
-  return (value) => deep(value, arrays);
+  return (value) => deep(value, arrays, one);
 }
 
 /** Applies readConverter per column to rows read as JSONEachRow. */

@@ -147,6 +147,15 @@ export async function insertRows(ds: DataScope, record: ObjectRecord, rows: read
         throw invalid(`insert into "${record.name}": column "${key}", row ${index}: ${(error as Error).message}`);
       }
     }
+    // A column left out is a null to it: ClickHouse would store its default ("", 0) in silence.
+    for (const [name, type] of types) {
+      if (name in out) continue;
+      try {
+        out[name] = toJsonValue(null, type);
+      } catch {
+        throw invalid(`insert into "${record.name}": row ${index} has no value for column "${name}" (${type}), which is not Nullable`);
+      }
+    }
     return out;
   });
   await ds.columns.insertRows(record.table, prepared);
@@ -185,6 +194,9 @@ export async function selectRows(ds: DataScope, source: ReadSource, statement: S
 
 export async function readRows(ds: DataScope, source: ReadSource, options: { limit?: number; offset?: number } = {}): Promise<Record<string, unknown>[]> {
   const order = source.sortSql ? raw(` ORDER BY ${source.sortSql}`) : raw("");
+  for (const [name, value] of [["limit", options.limit], ["offset", options.offset]] as const) {
+    if (value !== undefined && !(Number.isSafeInteger(value) && value >= 0)) throw invalid(`rows: ${name} must be a whole number, 0 or more (got ${String(value)})`);
+  }
   const paged = options.limit !== undefined || options.offset !== undefined;
   // An offset alone needs a length: ClickHouse 18.16 overflows on a huge one, so use the row count.
   const length = options.limit ?? (paged ? Number(await readScalar(ds, source, raw("count()"))) : 0);
