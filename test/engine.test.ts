@@ -425,6 +425,16 @@ forEachBackend("entrypoint and kwargs validation", (backend) => {
     const run = await h.http("POST", "/api/v0/jobs:run", { name: "typed_partial", kwargs: { n: 4 } });
     expect(run.status).toBe(201);
     expect((await h.http("POST", "/api/v0/jobs:run", { name: "typed_partial" })).status).toBe(422);
+    // Found by trying the product: a key a strict schema does not know was registered, and then
+    // every run of the registration was refused.
+    const unknown = await h.http("POST", "/api/v0/registered-jobs", { entrypoint: entry("strictTyped"), name: "strict_unknown", defaults: { bogus: 1 } });
+    expect(unknown.status).toBe(422);
+    expect((unknown.body as { detail: string }).detail).toMatch(/bogus/);
+    // A schedule fires with the defaults alone: then they must satisfy the whole schema.
+    const scheduled = await h.http("POST", "/api/v0/registered-jobs", { entrypoint: entry("typed"), name: "typed_cron_partial", schedule: "0 3 * * *", defaults: { label: "nightly" } });
+    expect(scheduled.status).toBe(422);
+    expect((scheduled.body as { detail: string }).detail).toMatch(/kwargs\.n/);
+    expect((await h.http("POST", "/api/v0/registered-jobs", { entrypoint: entry("typed"), name: "typed_cron_full", schedule: "0 3 * * *", defaults: { n: 1 } })).status).toBe(201);
   });
 
   it("names a registered job after its job() name", async () => {

@@ -191,7 +191,10 @@ export function validateKwargs(definition: JobDefinition, kwargs: Record<string,
   if (!schema) return kwargs;
   const result = schema.safeParse(kwargs);
   if (result.success) return partial ? kwargs : (result.data as Record<string, unknown>);
-  const issues = partial ? result.error.issues.filter((i) => i.path.length > 0 && Object.hasOwn(kwargs, String(i.path[0]))) : result.error.issues;
+  // Partial: an issue about a field the defaults give, or about keys they give that the schema
+  // does not know (a strict schema's top-level issue, whose keys all come from the defaults).
+  const judged = (i: { path: readonly PropertyKey[]; code?: string }) => (i.path.length > 0 ? Object.hasOwn(kwargs, String(i.path[0])) : i.code === "unrecognized_keys");
+  const issues = partial ? result.error.issues.filter(judged) : result.error.issues;
   if (issues.length === 0) return kwargs;
   throw invalid(issues.map((issue) => `${["kwargs", ...issue.path.map(String)].join(".")}: ${issue.message}`).join("; "));
 }

@@ -31,8 +31,9 @@ export const registerJob = defineOperation({
   },
   async handler(request, { db, clock, jobs }) {
     // CONTRACT §4: registering a typo fails now, with the reason, not at the first run; so do
-    // defaults the job's kwargs schema rejects (every bad field named).
-    const definition = await jobs.inspect(request.entrypoint, request.defaults, true);
+    // defaults the job's kwargs schema rejects (every bad field named). A schedule fires with the
+    // defaults alone, so then they must satisfy the whole schema; otherwise each run may add fields.
+    const definition = await jobs.inspect(request.entrypoint, request.defaults, !request.schedule);
     const name = request.name ?? definition.name;
     if (request.timezone) validateTimezone(request.timezone);
     const now = clock.now();
