@@ -77,6 +77,11 @@ forEachBackend("lineage through cleanup", (backend) => {
     // The direct upstream is still the dropped select (exactly, marked).
     expect(revenue.lineage_summary.upstream_objects).toHaveLength(1);
     expect(revenue.lineage_summary.upstream_objects[0]!.exists).toBe(false);
+    // It keeps its table, scope and job, as its node in the graph does (they were null before).
+    const direct = revenue.lineage_summary.upstream_objects[0]!;
+    const node = revenue.lineage_summary.graph.nodes.find((n) => n.id === direct.id)!;
+    expect(direct).toMatchObject({ table: node.table, scope: node.scope, job_id: node.job_id });
+    expect(direct.table).not.toBeNull();
     // The graph's edges lead from the CSV, through the dropped temps, to the result.
     const { edges, root } = revenue.lineage_summary.graph;
     const reached = new Set([root]);

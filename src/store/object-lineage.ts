@@ -80,8 +80,10 @@ export async function recordOperation(db: Store, op: OperationRecord): Promise<v
 export interface LineageNeighbour {
   id: bigint;
   name: string;
-  /** Its registry row, or null once it was dropped (a temp, a replaced or deleted object). */
+  /** Its registry row, or once it was dropped (a temp, a replaced or deleted object) what was kept of it. */
   row: { table: string; scope: string; jobId: bigint | null } | null;
+  /** False once it was dropped. */
+  exists: boolean;
 }
 
 export interface LineageFacts {
@@ -107,9 +109,18 @@ export async function readLineage(db: Store, objectId: bigint): Promise<LineageF
   const upstream = distinctNeighbours(level.inputs.map((i) => ({ id: i.input_id, name: i.input_name })));
   const columns = level.lineage;
   const ids = [...new Set([...upstream, ...downstream].map((n) => n.id))];
-  const rows = ids.length === 0 ? [] : await db.selectFrom("data_objects").select(["id", "table_name", "scope", "job_id"]).where("id", "in", ids).execute();
-  const byId = new Map(rows.map((r) => [r.id, { table: r.table_name, scope: r.scope, jobId: r.job_id }]));
-  const neighbour = (n: { id: bigint; name: string }): LineageNeighbour => ({ id: n.id, name: n.name, row: byId.get(n.id) ?? null });
+  const [rows, droppedRows] =
+    ids.length === 0
+      ? [[], []]
+      : await Promise.all([
+          db.selectFrom("data_objects").select(["id", "table_name", "scope", "job_id"]).where("id", "in", ids).execute(),
+          db.selectFrom("dropped_objects").select(["id", "table_name", "scope", "job_id"]).where("id", "in", ids).execute(),
+        ]);
+  const rowOf = (r: { table_name: string; scope: string; job_id: bigint | null }) => ({ table: r.table_name, scope: r.scope, jobId: r.job_id });
+  const live = new Map(rows.map((r) => [r.id, rowOf(r)]));
+  // A dropped neighbour keeps its table, scope and job (docs/LINEAGE.md), as the graph's node does.
+  const dropped = new Map(droppedRows.map((r) => [r.id, rowOf(r)]));
+  const neighbour = (n: { id: bigint; name: string }): LineageNeighbour => ({ id: n.id, name: n.name, row: live.get(n.id) ?? dropped.get(n.id) ?? null, exists: live.has(n.id) });
   const names = (list: { name: string }[]) => [...new Set(list.map((n) => n.name))].sort();
   const first = ops[0];
   const byColumn: Record<string, { object: string; column: string }[]> = {};

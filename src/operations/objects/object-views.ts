@@ -138,6 +138,6 @@ function toLineageObject(n: LineageNeighbour) {
     table: n.row?.table ?? null,
     scope: (n.row?.scope ?? null) as "temp" | "job" | "global" | null,
     job_id: n.row?.jobId?.toString() ?? null,
-    exists: n.row !== null,
+    exists: n.exists,
   };
 }
