@@ -81,5 +81,10 @@ forEachBackend("registered jobs: replace", (backend) => {
     expect(cli.code, cli.err).toBe(0);
     const view = (await h.http("GET", "/api/v0/registered-jobs?name=via_surfaces")).body as { items: RegisteredJobView[] };
     expect(view.items[0]!.schedule).toBe("45 2 * * *");
+    // The help says "or null to run only on demand": `--schedule null` takes the schedule away.
+    const unscheduled = await h.cli("register-job", entry("hello"), "--name", "via_surfaces", "--schedule", "null", "--replace");
+    expect(unscheduled.code, unscheduled.err).toBe(0);
+    const after = (await h.http("GET", "/api/v0/registered-jobs?name=via_surfaces")).body as { items: RegisteredJobView[] };
+    expect(after.items[0]).toMatchObject({ schedule: null, next_run_at: null });
   });
 });

@@ -94,10 +94,11 @@ export function coerceTextInput(op: AnyOperation, ...sources: Record<string, unk
 }
 
 function coerceText(key: string, value: string, types: Set<string>): unknown {
+  // Before text: a nullable field's "null" is null (`--schedule null`, as its help says).
+  if (types.has("null") && value === "null") return null;
   if (types.has("string")) return value;
   if ((types.has("integer") || types.has("number")) && /^-?\d+(\.\d+)?([eE][+-]?\d+)?$/.test(value.trim())) return Number(value);
   if (types.has("boolean") && (value === "true" || value === "false")) return value === "true";
-  if (types.has("null") && value === "null") return null;
   if (types.has("object") || types.has("array")) {
     try {
       return JSON.parse(value);
