@@ -6,7 +6,7 @@ import { createReadStream, existsSync, statSync } from "node:fs";
 import { open } from "node:fs/promises";
 import { extname, resolve } from "node:path";
 import { createInterface } from "node:readline";
-import { Readable } from "node:stream";
+import { Readable, pipeline } from "node:stream";
 import { invalid } from "../core/errors.js";
 import type { RawFormat } from "../data/client.js";
 import { checkColumnName } from "../data/derive.js";
@@ -14,6 +14,7 @@ import { raw, sql } from "../data/sql.js";
 import { type Features, inferType, normalizeType } from "../data/types.js";
 import { findObjectByTable, invalidateObjectStats } from "../store/data-objects.js";
 import { recordOperation } from "../store/object-lineage.js";
+import { nullEmptyFields } from "./delimited-nulls.js";
 import { type CreateOptions, type DataScope, type ObjectRecord, dropObject } from "./object-registry.js";
 import { createFromColumns, derive } from "./tables.js";
 
@@ -96,8 +97,15 @@ export async function createFromFile(ds: DataScope, source: string, options: Fil
   // An empty object with the file's schema, then its bytes appended in their own format.
   const record = await createFromColumns(ds, Object.fromEntries(names.map((n) => [n, []])), { ...options, types });
   try {
-    if (format === "jsonl") await insertJsonLines(ds, record.table, bytes ? Readable.from([bytes]) : createReadStream(path!));
-    else await ds.columns.insertRaw(record.table, bytes ? Readable.from([bytes]) : createReadStream(path!), RAW_FORMATS[format]);
+    const input = bytes ? Readable.from([bytes]) : createReadStream(path!);
+    if (format === "jsonl") await insertJsonLines(ds, record.table, input);
+    else {
+      // An empty field of a Nullable column is null on every engine (18.16 stored 0 or "").
+      const nullable = names.map((n) => /^(?:LowCardinality\()?Nullable\(/.test(types[n]!));
+      // pipeline: a read error of the file ends the insert too (pipe would leave it waiting).
+      const delimited = nullable.includes(true) ? pipeline(input, nullEmptyFields(nullable, format === "csv" ? "," : "\t"), () => undefined) : input;
+      await ds.columns.insertRaw(record.table, delimited, RAW_FORMATS[format]);
+    }
   } catch (error) {
     // Half a file is not an object: drop it, so a corrected load can take the name.
     const row = await findObjectByTable(ds.db, record.table);

@@ -1,0 +1,86 @@
+// Empty fields of nullable columns in a CSV or TSV file, written as `\N` before ClickHouse reads
+// them. chDB reads an empty CSV field of a Nullable column as null and refuses an empty TSV number;
+// ClickHouse 18.16 stores 0 or "" for both. `\N` is null to every engine, in both formats, so the
+// same file loads as the same data everywhere.
+
+import { StringDecoder } from "node:string_decoder";
+import { Transform, type TransformCallback } from "node:stream";
+
+const NULL = "\\N";
+
+/**
+ * A stream that passes a delimited file through, writing `\N` into each empty unquoted field of a
+ * column marked nullable (the header line is left as it is). CSV quoting ("a,b", "" inside quotes)
+ * and CRLF line ends are understood; a quoted empty field ("") stays an empty text.
+ */
+export function nullEmptyFields(nullable: readonly boolean[], delimiter: "," | "\t"): Transform {
+  const decoder = new StringDecoder("utf8");
+  const quoting = delimiter === ",";
+  let header = true;
+  let column = 0;
+  /** Characters of the current field seen so far (0: it is empty up to here). */
+  let fieldLength = 0;
+  let inQuotes = false;
+  /** Inside quotes, the last character was a quote: the field ends here or it was an escaped "". */
+  let quotePending = false;
+  let afterCR = false;
+
+  const scan = (text: string): string => {
+    let out = "";
+    let from = 0;
+    const emptyHere = (i: number) => {
+      // An empty field of a nullable column (the caller skips blank lines).
+      if (!header && fieldLength === 0 && nullable[column] === true) {
+        out += text.slice(from, i) + NULL;
+        from = i;
+      }
+    };
+    for (let i = 0; i < text.length; i++) {
+      const c = text[i]!;
+      if (inQuotes) {
+        if (quotePending) {
+          quotePending = false;
+          if (c === '"') continue; // an escaped quote inside the field
+          inQuotes = false; // the closing quote: c is read below as outside quotes
+        } else {
+          if (c === '"') quotePending = true;
+          continue;
+        }
+      }
+      if (c === "\n" && afterCR) {
+        afterCR = false;
+        continue;
+      }
+      afterCR = false;
+      if (c === delimiter) {
+        emptyHere(i);
+        column += 1;
+        fieldLength = 0;
+      } else if (c === "\n" || c === "\r") {
+        // A blank line keeps column 0: it is no record with one empty field.
+        if (column > 0 || fieldLength > 0) emptyHere(i);
+        header = false;
+        column = 0;
+        fieldLength = 0;
+        afterCR = c === "\r";
+      } else {
+        if (quoting && c === '"' && fieldLength === 0) inQuotes = true;
+        fieldLength += 1;
+      }
+    }
+    return out + text.slice(from);
+  };
+
+  return new Transform({
+    transform(chunk: Buffer, _encoding, done: TransformCallback) {
+      done(null, scan(decoder.write(chunk)));
+    },
+    flush(done: TransformCallback) {
+      let rest = scan(decoder.end());
+      // The last line without its line end: its last field ends with the file.
+      if (inQuotes && quotePending) inQuotes = false;
+      if (!inQuotes && !header && column > 0 && fieldLength === 0 && nullable[column] === true) rest += NULL;
+      done(null, rest);
+    },
+  });
+}
