@@ -220,7 +220,8 @@ forEachBackend("engine", (backend) => {
     expect(latest).toMatchObject({ attempt: 1, available: true });
     expect(latest.content).toContain("attempt 1 fails");
     const second = (await h.http("GET", `/api/v0/tasks/${waiting.id}/logs?attempt=2`)).body as TaskLogsView;
-    expect(second).toMatchObject({ attempt: 2, available: false, content: "" });
+    // Attempt 2 has not started: no file, and no path a file will never have.
+    expect(second).toMatchObject({ attempt: 2, available: false, content: "", path: null });
     // An attempt beyond the task's own never was: not found, rather than a path no file will have.
     const never = await h.http("GET", `/api/v0/tasks/${waiting.id}/logs?attempt=3`);
     expect(never.status).toBe(404);

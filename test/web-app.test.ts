@@ -123,6 +123,15 @@ async function heading(page: Page): Promise<string> {
     await page.getByText(logs.path, { exact: true }).waitFor();
   });
 
+  // Found by trying the product: a skipped task's page named a log file for an attempt that never ran.
+  it("shows no log for a task that never started", async () => {
+    const failed = await runAndWait(h, entry("failing"), {});
+    const skipped = failed.tasks.find((t) => t.status === "SKIPPED")!;
+    await page.goto(`${base}/?p=task&id=${skipped.id}`);
+    await page.getByText("No attempt has started").waitFor();
+    expect(await page.getByText("The log is not available here").count()).toBe(0);
+  });
+
   it("shows the objects and an object's schema, lineage graph and SQL", async () => {
     await page.goto(base + "/?p=objects");
     await page.getByRole("link", { name: "sales_by_region" }).click();

@@ -27,8 +27,14 @@ export const getTaskLogs = defineOperation({
     // number than its newest log); any other attempt's file is found by its number.
     const latest = task.log_path ? Number(/(\d+)\.log$/.exec(task.log_path)?.[1]) : null;
     const chosen = attempt ?? latest;
+    // An attempt after the latest that started (a retry still waiting, a task skipped or cancelled
+    // before it ran) has no log anywhere: no path, rather than one no file will ever have.
     const path =
-      chosen === null ? null : chosen === latest ? task.log_path : join(config.logDir, task.job_id.toString(), task.id.toString(), `${chosen}.log`);
+      chosen === null || chosen > (latest ?? 0)
+        ? null
+        : chosen === latest
+          ? task.log_path
+          : join(config.logDir, task.job_id.toString(), task.id.toString(), `${chosen}.log`);
     const base = { task_id: task.id.toString(), attempt: chosen, path };
     const tail = path ? await readTail(path, LOG_TAIL_BYTES) : null;
     if (!tail) return { ...base, available: false, size_bytes: null, content: "", truncated: false };

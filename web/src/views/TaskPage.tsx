@@ -29,8 +29,11 @@ export function TaskPage({ id }: { id: string | null }) {
   if (task.isError && !task.data) return <ViewError title="Task" error={task.error} what="task" />;
   const t = task.data;
   const running = t.status === "RUNNING" || t.status === "CLAIMED";
-  const attempts = Array.from({ length: t.attempt }, (_, i) => i + 1);
-  const shown = attempt ?? (t.attempt > 0 ? t.attempt : null);
+  // Attempts that started: log_path names the latest (a retry still waiting, or a task skipped or
+  // cancelled before it ran, counts an attempt that has no log).
+  const started = t.log_path ? Number(/(\d+)\.log$/.exec(t.log_path)?.[1] ?? t.attempt) : 0;
+  const attempts = Array.from({ length: started }, (_, i) => i + 1);
+  const shown = attempt ?? (started > 0 ? started : null);
 
   return (
     <section>
