@@ -5,14 +5,17 @@ import { StrictMode } from "react";
 import { createRoot } from "react-dom/client";
 import { createApiClient } from "./api/client.js";
 import { createQueryClient } from "./api/queries.js";
+import { indexedDbToken } from "./api/shared-token.js";
 import { App } from "./app.js";
 import "./styles.css";
 
+const shared = indexedDbToken();
 const client = createApiClient({
   fetch: window.fetch.bind(window),
   storage: window.localStorage,
   // Tabs of one origin share the refresh token; a refresh token is single-use, so they take turns.
   ...(navigator.locks ? { exclusive: <T,>(fn: () => Promise<T>) => navigator.locks.request("jobhouse-refresh", fn) as Promise<T> } : {}),
+  ...(shared ? { shared } : {}),
 });
 
 createRoot(document.getElementById("root")!).render(

@@ -19,7 +19,7 @@ interface Call {
 }
 
 /** A server whose valid access token is `access-<n>` for the newest n; refresh tokens are single-use. */
-function fakeServer() {
+function fakeServer({ everyAccessValid = false } = {}) {
   const calls: Call[] = [];
   let generation = 1;
   let validRefresh = new Set(["refresh-1"]);
@@ -45,7 +45,9 @@ function fakeServer() {
       validRefresh.delete(body.refresh_token);
       return json(204, null);
     }
-    if (call.authorization !== `Bearer access-${generation}`) return json(401, { code: "unauthorized", detail: "invalid or expired access token" });
+    // Real access tokens stay valid until they expire; by default only the newest is, to force refreshes.
+    const valid = everyAccessValid ? /^Bearer access-\d+$/.test(call.authorization ?? "") : call.authorization === `Bearer access-${generation}`;
+    if (!valid) return json(401, { code: "unauthorized", detail: "invalid or expired access token" });
     if (call.url.endsWith("/jobs/404")) return json(404, { code: "not_found", detail: "job 404 not found" });
     // start_worker: 202 Accepted with a Location and no body.
     if (call.method === "POST" && call.url.endsWith("/workers")) return new Response(null, { status: 202, headers: { location: "/api/v0/workers" } });
@@ -68,7 +70,45 @@ async function signedInClient() {
   return { server, storage, client };
 }
 
+/** One lock for every "tab": what navigator.locks gives the browser's tabs. */
+function sharedLock() {
+  let tail: Promise<unknown> = Promise.resolve();
+  return <T,>(fn: () => Promise<T>): Promise<T> => {
+    const run = tail.then(fn, fn);
+    tail = run.catch(() => undefined);
+    return run;
+  };
+}
+
 describe("the browser API client", () => {
+  // Found by trying the product: tabs opened together each refreshed in turn, but a tab's local
+  // storage could still hold the token another tab had just rotated; presenting it revoked the
+  // session in every tab. The shared store (IndexedDB in the browser) is read inside the lock.
+  it("lets tabs refresh in turn when local storage reaches them late", async () => {
+    const server = fakeServer({ everyAccessValid: true });
+    const exclusive = sharedLock();
+    let latest: string | null | undefined;
+    const shared = { read: async () => latest, write: async (token: string | null) => void (latest = token) };
+    // Each tab has its own copy of local storage, which never hears of the other's writes.
+    const tabs = [new MemoryStorage(), new MemoryStorage(), new MemoryStorage()].map((storage) => ({
+      storage,
+      client: createApiClient({ fetch: server.fetch, storage, exclusive, shared }),
+    }));
+    tabs[0]!.client.setScheme("users");
+    await tabs[0]!.client.login("root", "right password");
+    for (const tab of tabs.slice(1)) {
+      tab.client.setScheme("users");
+      tab.storage.setItem(REFRESH_TOKEN_KEY, tabs[0]!.storage.getItem(REFRESH_TOKEN_KEY)!);
+    }
+    // The new tabs hold no access token: each refreshes, in turn, and all of them stay signed in.
+    const answers = await Promise.all(tabs.slice(1).map((tab) => tab.client.request<{ ok: boolean }>("GET", "/jobs")));
+    expect(answers.map((a) => a.ok)).toEqual([true, true]);
+    const refreshes = server.calls.filter((c) => c.url.endsWith("/auth/refresh")).map((c) => (c.body as { refresh_token: string }).refresh_token);
+    expect(refreshes).toEqual(["refresh-1", "refresh-2"]);
+    // No request was sent without a bearer first: a tab with a refresh token refreshes before asking.
+    expect(server.calls.filter((c) => c.url.endsWith("/jobs")).every((c) => c.authorization !== null)).toBe(true);
+  });
+
   it("keeps the access token in memory only and sends it as the bearer", async () => {
     const { server, storage, client } = await signedInClient();
     expect([...storage.values.keys()]).toEqual([REFRESH_TOKEN_KEY]);

@@ -30,6 +30,14 @@ export interface ApiClientOptions {
   storage: KeyValueStore;
   /** Runs fn while no other tab of this origin refreshes (Web Locks): a refresh token is single-use. */
   exclusive?: <T>(fn: () => Promise<T>) => Promise<T>;
+  /** The refresh token as every tab sees it at once (see shared-token.ts); local storage alone without it. */
+  shared?: SharedToken;
+}
+
+/** A refresh token store every tab reads consistently: undefined when it holds nothing yet. */
+export interface SharedToken {
+  read(): Promise<string | null | undefined>;
+  write(token: string | null): Promise<void>;
 }
 
 export const REFRESH_TOKEN_KEY = "jobhouse.refresh_token";
@@ -72,6 +80,9 @@ async function problemOf(response: Response): Promise<ApiError> {
 export function createApiClient(options: ApiClientOptions): ApiClient {
   const { storage } = options;
   const exclusive = options.exclusive ?? (<T,>(fn: () => Promise<T>) => fn());
+  // The shared store is an aid: when it fails, local storage is what there is.
+  const readShared = async () => (options.shared ? await options.shared.read().catch(() => undefined) : undefined);
+  const writeShared = async (token: string | null) => void (await options.shared?.write(token).catch(() => undefined));
   let scheme: AuthScheme | null = null;
   let accessToken: string | null = null;
   let refreshing: Promise<boolean> | null = null;
@@ -111,6 +122,7 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
     accessToken = null;
     storage.removeItem(REFRESH_TOKEN_KEY);
     storage.removeItem(API_TOKEN_KEY);
+    void writeShared(null);
     if (had) changed();
   }
 
@@ -122,12 +134,17 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
   /** One refresh at a time in this tab, and across tabs through `exclusive`; true when it worked. */
   function refreshOnce(): Promise<boolean> {
     refreshing ??= exclusive(async () => {
-      // Read inside the lock: another tab may have rotated the token while this one waited.
-      const refreshToken = storage.getItem(REFRESH_TOKEN_KEY);
+      // Read inside the lock: another tab may have rotated the token while this one waited, and
+      // its write may not have reached this tab's local storage yet; the shared store has it.
+      const shared = await readShared();
+      const refreshToken = shared === undefined ? storage.getItem(REFRESH_TOKEN_KEY) : shared;
       if (!refreshToken) return false;
       const response = await send("POST", "/auth/refresh", { refresh_token: refreshToken });
       if (!response.ok) return false;
-      keep((await response.json()) as TokenPair);
+      const pair = (await response.json()) as TokenPair;
+      keep(pair);
+      // Committed before the lock is released: the next tab's turn reads this token.
+      await writeShared(pair.refresh_token);
       return true;
     })
       .catch(() => false)
@@ -139,8 +156,12 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
 
   /** Sends, refreshes once on a 401 (Scheme B) and sends again; a 401 after that signs out. */
   async function authorized(method: string, path: string, body: unknown, extra: Parameters<typeof send>[3] = {}): Promise<Response> {
+    // A tab that holds a refresh token but no access token yet (a reload, a new tab) refreshes
+    // first, rather than sending a request it knows will be refused.
+    const refreshFirst = scheme === "users" && accessToken === null && storage.getItem(REFRESH_TOKEN_KEY) !== null;
+    if (refreshFirst) await refreshOnce();
     let response = await send(method, path, body, extra);
-    if (response.status === 401 && scheme === "users" && (await refreshOnce())) {
+    if (response.status === 401 && scheme === "users" && !refreshFirst && (await refreshOnce())) {
       response = await send(method, path, body, extra);
     }
     if (response.status === 401) {
@@ -174,7 +195,9 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
     async login(username, password) {
       const response = await send("POST", "/auth/login", { username, password });
       if (!response.ok) throw await problemOf(response);
-      keep((await response.json()) as TokenPair);
+      const pair = (await response.json()) as TokenPair;
+      keep(pair);
+      await exclusive(() => writeShared(pair.refresh_token));
       changed();
     },
     async useApiToken(token) {
@@ -191,6 +214,7 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
         accessToken = null;
         storage.removeItem(REFRESH_TOKEN_KEY);
         storage.removeItem(API_TOKEN_KEY);
+        void writeShared(null);
         changed();
       }
     },
