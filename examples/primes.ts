@@ -14,8 +14,8 @@ export const countChunk = task(
   async ({ from, to }: { from: number; to: number }, ctx) => {
     let count = 0;
     for (let n = Math.max(2, from); n < to; n++) {
-      // Tasks share the server's event loop in local mode: CPU-bound code yields now and then so
-      // the API stays responsive, and notices cancellation while it is at it.
+      // Task code runs in a worker thread, so a long loop never holds up the API; yielding now and
+      // then lets it notice cancellation (ctx.signal) between chunks of work.
       if (n % 20_000 === 0) {
         await new Promise((resolve) => setImmediate(resolve));
         ctx.signal.throwIfAborted();

@@ -277,6 +277,16 @@ async function heading(page: Page): Promise<string> {
     await page.goto(`${base}/?p=object&name=no_such_object`);
     await page.getByText("No such object").waitFor();
     expect(await heading(page)).toBe("Object");
+    // A refusal asking again will not change (422) is shown once, not polled every 2 seconds.
+    const asked: string[] = [];
+    const count = (r: { url(): string }) => void (r.url().includes("/api/v0/tasks/abc") && asked.push(r.url()));
+    page.on("request", count);
+    await page.goto(`${base}/?p=task&id=abc`);
+    await page.getByText("Could not load task").waitFor();
+    await page.waitForTimeout(4_500);
+    page.off("request", count);
+    expect(asked).toHaveLength(1);
+    expect(await page.getByText("Retrying every 2 seconds.").count()).toBe(0);
   });
 
   it("switches to the dark theme and remembers it", async () => {

@@ -8,11 +8,18 @@ import { useSession } from "./context.js";
 
 export const POLL_MS = 2000;
 
+/** A refusal asking again will not change: a 4xx other than a timeout or too many requests. */
+export const isPermanent = (error: unknown): boolean =>
+  error instanceof ApiError && error.status >= 400 && error.status < 500 && error.status !== 408 && error.status !== 429;
+
+/** Polls every `ms` until the server refused for good (a bad id in the address is not polled forever). */
+const pollUnlessRefused = (ms: number | false) => (query: { state: { error: unknown } }) => (isPermanent(query.state.error) ? false : ms);
+
 export function createQueryClient(): QueryClient {
   return new QueryClient({
     defaultOptions: {
       queries: {
-        refetchInterval: POLL_MS,
+        refetchInterval: pollUnlessRefused(POLL_MS),
         refetchIntervalInBackground: false,
         placeholderData: keepPreviousData,
         // A 4xx will not change by asking again; a dropped connection or a 5xx might.
@@ -29,7 +36,7 @@ export function useApiQuery<T>(path: string | null, options: { refetchInterval?:
     queryKey: [path],
     queryFn: () => client.request<T>("GET", path!),
     enabled: path !== null,
-    ...(options.refetchInterval !== undefined ? { refetchInterval: options.refetchInterval } : {}),
+    ...(options.refetchInterval !== undefined ? { refetchInterval: pollUnlessRefused(options.refetchInterval) } : {}),
   });
 }
 

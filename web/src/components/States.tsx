@@ -2,6 +2,7 @@
 
 import type { ReactNode } from "react";
 import type { ApiError } from "../api/client.js";
+import { isPermanent } from "../api/queries.js";
 
 export function Loading({ what }: { what: string }) {
   return (
@@ -29,7 +30,7 @@ export function ErrorState({ error, what }: { error: ApiError; what: string }) {
         {error.detail}
         {error.status > 0 ? <span className="muted"> ({error.status} {error.code})</span> : null}
       </p>
-      {notFound ? null : <p className="state-hint muted">Retrying every 2 seconds.</p>}
+      {isPermanent(error) ? null : <p className="state-hint muted">Retrying every 2 seconds.</p>}
     </div>
   );
 }
