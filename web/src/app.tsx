@@ -100,7 +100,7 @@ function CurrentView({ route }: { route: Route }) {
     case "jobs":
       return <JobsPage />;
     case "job":
-      return <JobPage key={id} id={id} />;
+      return <JobPage key={id} id={id} tasksCursor={route.params.get("tasks_cursor")} />;
     case "task":
       return <TaskPage key={id} id={id} />;
     case "workers":

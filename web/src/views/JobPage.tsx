@@ -14,8 +14,9 @@ import { Elapsed, Time } from "../components/Time.js";
 import { Timeline } from "../components/Timeline.js";
 import { hrefFor, navigate } from "../lib/route.js";
 
-export function JobPage({ id }: { id: string | null }) {
-  const job = useApiQuery<JobDetail>(id ? `/jobs/${encodeURIComponent(id)}` : null);
+export function JobPage({ id, tasksCursor }: { id: string | null; tasksCursor: string | null }) {
+  // A large job's tasks come a page at a time; the page's cursor is in the address, so it reloads.
+  const job = useApiQuery<JobDetail>(id ? `/jobs/${encodeURIComponent(id)}${tasksCursor ? `?tasks_cursor=${encodeURIComponent(tasksCursor)}` : ""}` : null);
   if (!id) return <Missing />;
   if (job.isPending) return <Loading what="the job" />;
   if (job.isError && !job.data) return <ViewError title="Job" error={job.error} what="job" />;
@@ -95,11 +96,7 @@ export function JobPage({ id }: { id: string | null }) {
           edges={detail.tasks.flatMap((t) => t.depends_on.filter((from) => shown.has(from)).map((from) => ({ source: from, target: t.id })))}
         />
       )}
-      {detail.tasks_next_cursor ? (
-        <p className="muted">
-          The first {detail.tasks.length.toLocaleString()} of {detail.total_tasks.toLocaleString()} tasks are shown.
-        </p>
-      ) : null}
+      <TaskPages job={detail} cursor={tasksCursor} />
       <h2>Timeline</h2>
       <Timeline tasks={detail.tasks} />
       <h2>Tasks</h2>
@@ -251,5 +248,22 @@ function CancelJob({ job }: { job: JobView }) {
       )}
       <MutationError error={cancel.error} />
     </div>
+  );
+}
+
+/** Where this page of a large job's tasks is, with links to the first page and the next one. */
+function TaskPages({ job, cursor }: { job: JobDetail; cursor: string | null }) {
+  if (!cursor && !job.tasks_next_cursor) return null;
+  const first = job.tasks[0]?.id;
+  const last = job.tasks.at(-1)?.id;
+  return (
+    <nav className="pager" aria-label="Pages of tasks">
+      <span className="muted">
+        {job.tasks.length.toLocaleString("en-US")} of {job.total_tasks.toLocaleString("en-US")} tasks shown
+        {first && last ? ` (#${first} to #${last})` : ""}; edges to tasks on other pages are not drawn.
+      </span>
+      {cursor ? <Link href={hrefFor("job", { id: job.id })}>First tasks</Link> : null}
+      {job.tasks_next_cursor ? <Link href={hrefFor("job", { id: job.id, tasks_cursor: job.tasks_next_cursor })}>Next tasks</Link> : null}
+    </nav>
   );
 }
