@@ -206,7 +206,7 @@ function decimalText(value: number, scale: number): string | null {
 }
 
 /** Whether a column takes null: Nullable at its top, LowCardinality(Nullable(T)) included. */
-function holdsNull(type: string): boolean {
+export function holdsNull(type: string): boolean {
   return /^(?:LowCardinality\()?Nullable\(/.test(type);
 }
 

@@ -11,7 +11,7 @@ import { invalid } from "../core/errors.js";
 import type { RawFormat } from "../data/client.js";
 import { checkColumnName } from "../data/derive.js";
 import { raw, sql } from "../data/sql.js";
-import { type Features, inferType, normalizeType } from "../data/types.js";
+import { type Features, holdsNull, inferType, normalizeType } from "../data/types.js";
 import { findObjectByTable, invalidateObjectStats } from "../store/data-objects.js";
 import { recordOperation } from "../store/object-lineage.js";
 import { nullEmptyFields } from "./delimited-nulls.js";
@@ -101,7 +101,7 @@ export async function createFromFile(ds: DataScope, source: string, options: Fil
     if (format === "jsonl") await insertJsonLines(ds, record.table, input);
     else {
       // An empty field of a Nullable column is null on every engine (18.16 stored 0 or "").
-      const nullable = names.map((n) => /^(?:LowCardinality\()?Nullable\(/.test(types[n]!));
+      const nullable = names.map((n) => holdsNull(types[n]!));
       // pipeline: a read error of the file ends the insert too (pipe would leave it waiting).
       const delimited = nullable.includes(true) ? pipeline(input, nullEmptyFields(nullable, format === "csv" ? "," : "\t"), () => undefined) : input;
       await ds.columns.insertRaw(record.table, delimited, RAW_FORMATS[format]);
