@@ -105,6 +105,7 @@ const scenarios: Scenario[] = [
   { op: "get_user", mcp: false, arrange: async (h, surface) => ({ ref: await addUser(h, `seen_${surface}`) }) },
   { op: "set_user_role", mcp: false, arrange: async (h, surface) => ({ ref: await addUser(h, `promoted_${surface}`), role: "admin" }) },
   { op: "disable_user", mcp: false, arrange: async (h, surface) => ({ ref: await addUser(h, `leaving_${surface}`) }) },
+  { op: "enable_user", mcp: false, arrange: async (h, surface) => ({ ref: await addUser(h, `returning_${surface}`) }) },
   { op: "set_user_password", mcp: false, arrange: async (h, surface) => ({ ref: await addUser(h, `forgetful_${surface}`), password: "a new secret" }) },
 ];
 

@@ -431,6 +431,11 @@ interface Pair {
       clock.advance(ACCESS_TTL_S * 1000 + 1000);
       expect((await h.http("GET", "/api/v0/jobs", undefined, bearer(pair.access_token))).status).toBe(401);
       expect((await login("erin", "erin password")).status).toBe(401);
+      // Enabled again (found by trying the product: only SQL could do it), erin logs in; the old
+      // session stays revoked.
+      expect(await h.call("enable_user", { ref: "erin" })).toMatchObject({ username: "erin", disabled: false });
+      expect((await refresh(pair.refresh_token)).status).toBe(401);
+      expect((await login("erin", "erin password")).status).toBe(200);
     });
   });
 

@@ -19,7 +19,7 @@ import { health } from "./system/health.js";
 import { ready } from "./system/ready.js";
 import { setup } from "./system/setup.js";
 import { getTask } from "./tasks/get-task.js";
-import { disableUser, setUserRole } from "./users/change-user.js";
+import { disableUser, enableUser, setUserRole } from "./users/change-user.js";
 import { createUser } from "./users/create-user.js";
 import { getUser } from "./users/get-user.js";
 import { listUsers } from "./users/list-users.js";
@@ -63,6 +63,7 @@ export const operations: readonly AnyOperation[] = [
   getUser,
   setUserRole,
   disableUser,
+  enableUser,
   setUserPassword,
   // system
   health,

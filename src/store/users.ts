@@ -57,7 +57,7 @@ export async function listUsers(db: Store, limit: number, cursor?: string): Prom
   return { ...page, total: await countUsers(db) };
 }
 
-export type AdminGuardedChange = { role: "admin" | "viewer" } | { disabled: true };
+export type AdminGuardedChange = { role: "admin" | "viewer" } | { disabled: boolean };
 
 /**
  * Changes a user's role or disables them, unless that would leave no enabled admin: returns the
@@ -66,8 +66,8 @@ export type AdminGuardedChange = { role: "admin" | "viewer" } | { disabled: true
  * transaction begins IMMEDIATE (store/db.ts), which serializes them the same way.
  */
 export async function changeUserGuarded(db: Store, id: bigint, change: AdminGuardedChange): Promise<UserRow | "last_admin" | undefined> {
-  const set = "role" in change ? { role: change.role } : { disabled: 1 };
-  const losesAdmin = "role" in change ? change.role !== "admin" : true;
+  const set = "role" in change ? { role: change.role } : { disabled: change.disabled ? 1 : 0 };
+  const losesAdmin = "role" in change ? change.role !== "admin" : change.disabled;
   return db.transaction().execute(async (tx) => {
     if (isPostgres(tx)) await sql`SELECT id FROM users WHERE role = 'admin' AND disabled = false ORDER BY id FOR UPDATE`.execute(tx);
     const target = await tx.selectFrom("users").selectAll().where("id", "=", id).executeTakeFirst();

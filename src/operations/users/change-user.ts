@@ -1,4 +1,5 @@
-// set_user_role and disable_user: PUT /users/{ref}/role and POST /users/{ref}/disable, admin only.
+// set_user_role, disable_user and enable_user: PUT /users/{ref}/role, POST /users/{ref}/disable and
+// POST /users/{ref}/enable, admin only.
 // The last enabled admin can be neither demoted nor disabled (409 last_admin), whatever races it.
 // A disabled user's refresh tokens are revoked at once; their access token lapses on its own.
 
@@ -48,5 +49,21 @@ export const disableUser = defineOperation({
     const user = await change(db, ref, { disabled: true });
     await revokeUserTokens(db, user.id, clock.now());
     return toUserView(user);
+  },
+});
+
+/** Beside disable_user: without it a disabled user could come back only through SQL. */
+export const enableUser = defineOperation({
+  name: "enable_user",
+  summary: "Enable a disabled user again: they can log in (their old sessions stay revoked)",
+  mutates: true,
+  access: "admin",
+  mcp: false,
+  input: UserRefInput,
+  output: UserView,
+  http: { method: "POST", path: "/users/:ref/enable", errors: [404] },
+  cli: { command: "user enable <ref>", examples: ["jobhouse user enable alice"], confirm: (u: { username: string }) => `Enabled ${u.username}` },
+  async handler({ ref }, { db }) {
+    return toUserView(await change(db, ref, { disabled: false }));
   },
 });
