@@ -1,6 +1,7 @@
 // Cursor paging: the cursors of the pages seen so far make "Previous" possible without offsets.
+// They are kept in the address (`pages=c1.c2`), so a reload or a shared link shows the same page.
 
-import { useState } from "react";
+import { useSearchParam } from "../lib/route.js";
 
 export interface PagerState {
   cursor: string | null;
@@ -10,14 +11,18 @@ export interface PagerState {
   reset(): void;
 }
 
+/** Cursors are base64url (no "."): the stack of pages after the first, joined by dots. */
 export function usePager(): PagerState {
-  const [stack, setStack] = useState<(string | null)[]>([null]);
+  const [pages, setPages] = useSearchParam("pages");
+  const stack = pages ? pages.split(".").filter((c) => c !== "") : [];
   return {
     cursor: stack.at(-1) ?? null,
-    page: stack.length,
-    next: (cursor) => setStack((s) => [...s, cursor]),
-    previous: () => setStack((s) => (s.length > 1 ? s.slice(0, -1) : s)),
-    reset: () => setStack([null]),
+    page: stack.length + 1,
+    next: (cursor) => setPages([...stack, cursor].join(".")),
+    previous: () => setPages(stack.slice(0, -1).join(".")),
+    reset: () => {
+      if (stack.length > 0) setPages(null);
+    },
   };
 }
 

@@ -56,3 +56,19 @@ export function useRoute(): Route {
   const search = useSyncExternalStore(subscribe, () => window.location.search);
   return parseRoute(search);
 }
+
+/**
+ * A parameter of the address as a view's state (a list's filter, its page): it survives a reload and
+ * travels with a shared link. Setting it replaces the history entry, so typing in a filter does not
+ * fill the back button.
+ */
+export function useSearchParam(key: string): [string | null, (value: string | null) => void] {
+  const { params } = useRoute();
+  const set = (value: string | null) => {
+    const next = new URLSearchParams(window.location.search);
+    if (value === null || value === "") next.delete(key);
+    else next.set(key, value);
+    navigate(`/?${next.toString()}`, { replace: true });
+  };
+  return [params.get(key), set];
+}

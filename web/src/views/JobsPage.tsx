@@ -1,6 +1,6 @@
 // ?p=jobs: every run, newest first, filtered by status, name and age, paged by cursor.
 
-import { useState } from "react";
+import { useMemo } from "react";
 import type { JobView, PageOf } from "../../../src/models/index.js";
 import { JOB_STATUSES } from "../../../src/models/status-names.js";
 import { queryString, useApiQuery } from "../api/queries.js";
@@ -11,7 +11,7 @@ import { usePager } from "../components/Pager.js";
 import { Empty } from "../components/States.js";
 import { Status } from "../components/Status.js";
 import { Elapsed, Time } from "../components/Time.js";
-import { hrefFor } from "../lib/route.js";
+import { hrefFor, useSearchParam } from "../lib/route.js";
 
 const PAGE_SIZES = [50, 100, 500];
 const SINCE: [label: string, ms: number | null][] = [
@@ -22,12 +22,18 @@ const SINCE: [label: string, ms: number | null][] = [
 ];
 
 export function JobsPage() {
-  const [status, setStatus] = useState("");
-  const [name, setName] = useState("");
-  const [sinceMs, setSinceMs] = useState<number | null>(null);
-  // The bound moves only when the filter is chosen, so the query's key stays put between polls.
-  const [since, setSince] = useState<string | null>(null);
-  const [limit, setLimit] = useState(50);
+  // The filters live in the address: a filtered list reloads, and can be shared, as it is.
+  const [statusParam, setStatus] = useSearchParam("status");
+  const [nameParam, setName] = useSearchParam("name");
+  const [createdParam, setCreated] = useSearchParam("created");
+  const [limitParam, setLimit] = useSearchParam("limit");
+  const status = statusParam ?? "";
+  const name = nameParam ?? "";
+  const sinceMs = SINCE.some(([, ms]) => ms !== null && String(ms) === createdParam) ? Number(createdParam) : null;
+  const limit = PAGE_SIZES.includes(Number(limitParam)) ? Number(limitParam) : 50;
+  // The bound moves only when the filter is chosen (or the page loads), so the query's key stays
+  // put between polls.
+  const since = useMemo(() => (sinceMs === null ? null : new Date(Date.now() - sinceMs).toISOString()), [sinceMs]);
   const pager = usePager();
   const path = "/jobs" + queryString({ status, name: name.trim(), since, limit, cursor: pager.cursor });
   const jobs = useApiQuery<PageOf<JobView>>(path);
@@ -49,9 +55,7 @@ export function JobsPage() {
           <select
             value={sinceMs ?? ""}
             onChange={(e) => {
-              const ms = e.target.value === "" ? null : Number(e.target.value);
-              setSinceMs(ms);
-              setSince(ms === null ? null : new Date(Date.now() - ms).toISOString());
+              setCreated(e.target.value === "" ? null : e.target.value);
               pager.reset();
             }}
           >
@@ -64,7 +68,7 @@ export function JobsPage() {
         </label>
         <label>
           Rows per page
-          <select value={limit} onChange={(e) => (setLimit(Number(e.target.value)), pager.reset())}>
+          <select value={limit} onChange={(e) => (setLimit(e.target.value === "50" ? null : e.target.value), pager.reset())}>
             {PAGE_SIZES.map((n) => (
               <option key={n} value={n}>
                 {n}

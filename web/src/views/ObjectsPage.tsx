@@ -1,6 +1,5 @@
 // ?p=objects: data objects (ClickHouse tables) filtered by name prefix and scope, with sizes.
 
-import { useState } from "react";
 import type { ObjectView, PageOf } from "../../../src/models/index.js";
 import { queryString, useApiQuery } from "../api/queries.js";
 import { Choice } from "../components/Choice.js";
@@ -10,13 +9,16 @@ import { usePager } from "../components/Pager.js";
 import { Empty } from "../components/States.js";
 import { Time } from "../components/Time.js";
 import { formatBytes, formatCount } from "../lib/format.js";
-import { hrefFor } from "../lib/route.js";
+import { hrefFor, useSearchParam } from "../lib/route.js";
 
 const SCOPES = ["global", "job", "temp"];
 
 export function ObjectsPage() {
-  const [prefix, setPrefix] = useState("");
-  const [scope, setScope] = useState("");
+  // The filters live in the address, like the jobs list's.
+  const [prefixParam, setPrefix] = useSearchParam("prefix");
+  const [scopeParam, setScope] = useSearchParam("scope");
+  const prefix = prefixParam ?? "";
+  const scope = scopeParam ?? "";
   const pager = usePager();
   const objects = useApiQuery<PageOf<ObjectView>>("/objects" + queryString({ prefix: prefix.trim(), scope, limit: 50, cursor: pager.cursor }));
   const filtered = prefix.trim() !== "" || scope !== "";

@@ -1,7 +1,6 @@
 // ?p=workers: every worker with its status, heartbeat age and counts; in distributed mode admins
 // start one (POST /workers spawns a process) and stop active ones.
 
-import { useState } from "react";
 import type { PageOf, WorkerView } from "../../../src/models/index.js";
 import { useIsAdmin, useSession } from "../api/context.js";
 import { queryString, useApiMutation, useApiQuery } from "../api/queries.js";
@@ -11,13 +10,15 @@ import { usePager } from "../components/Pager.js";
 import { Empty, MutationError } from "../components/States.js";
 import { Status } from "../components/Status.js";
 import { Time } from "../components/Time.js";
+import { useSearchParam } from "../lib/route.js";
 
 const STATUSES = ["ACTIVE", "STOPPING", "STOPPED", "LOST"];
 
 export function WorkersPage() {
   const { mode } = useSession();
   const isAdmin = useIsAdmin();
-  const [status, setStatus] = useState("");
+  const [statusParam, setStatus] = useSearchParam("status");
+  const status = statusParam ?? "";
   const pager = usePager();
   const workers = useApiQuery<PageOf<WorkerView>>("/workers" + queryString({ status, limit: 50, cursor: pager.cursor }));
   const start = useApiMutation<void>("POST", () => "/workers", () => ({}));
