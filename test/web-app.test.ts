@@ -328,6 +328,18 @@ async function heading(page: Page): Promise<string> {
     expect(await page.getByText("Retrying every 2 seconds.").count()).toBe(0);
   });
 
+  // Found by trying the product: with the server gone, the page went on showing its last data as if
+  // nothing were wrong.
+  it("says when the server stops answering, and stops saying it when it answers again", async () => {
+    await page.goto(base + "/?p=workers");
+    await page.getByRole("heading", { level: 1, name: "Workers" }).waitFor();
+    await page.route("**/api/v0/**", (route) => route.abort("connectionrefused"));
+    await page.getByText(/^The server is not answering/).waitFor({ timeout: 10_000 });
+    expect(await heading(page)).toBe("Workers");
+    await page.unroute("**/api/v0/**");
+    await waitFor("the notice to go", async () => (await page.getByText(/^The server is not answering/).count()) === 0);
+  });
+
   it("switches to the dark theme and remembers it", async () => {
     await page.goto(`${base}/?p=job&id=${sales.id}`);
     await page.getByRole("button", { name: "Dark theme" }).click();
@@ -352,8 +364,9 @@ async function heading(page: Page): Promise<string> {
   it("sent no request off its origin and logged no console error", () => {
     expect(log.requests.length).toBeGreaterThan(20);
     expect(log.requests.filter((r) => !r.split(" ")[1]!.startsWith(base + "/"))).toEqual([]);
-    // The 404 (task 999) and 422 (task abc) asked for on purpose are the only errors the console may show.
-    expect(log.errors.filter((e) => !e.includes("404") && !e.includes("422"))).toEqual([]);
+    // The 404 (task 999), the 422 (task abc) and the refused connections asked for on purpose are
+    // the only errors the console may show.
+    expect(log.errors.filter((e) => !e.includes("404") && !e.includes("422") && !e.includes("ERR_CONNECTION_REFUSED"))).toEqual([]);
   });
 });
 

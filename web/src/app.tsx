@@ -88,6 +88,7 @@ function Signed({ client, health, route }: { client: ApiClient; health: Health; 
   return (
     <SessionProvider value={session}>
       <Frame route={route} session={session} live={live}>
+        <ServerDown client={client} />
         <CurrentView route={route} />
       </Frame>
     </SessionProvider>
@@ -194,5 +195,16 @@ function LiveBadge({ state }: { state: LiveState }) {
     <span className={`live-badge live-${state}`} title={title} role="status">
       {label}
     </span>
+  );
+}
+
+/** Says so when the server stops answering: the page keeps what it last showed, and keeps asking. */
+function ServerDown({ client }: { client: ApiClient }) {
+  const since = useSyncExternalStore(client.subscribeReachability, client.unreachableSince);
+  if (since === null) return null;
+  return (
+    <div className="server-down" role="alert">
+      The server is not answering (since {new Date(since).toLocaleTimeString()}): this page shows what it last said, and keeps asking.
+    </div>
   );
 }

@@ -62,6 +62,10 @@ export interface ApiClient {
   subscribe(listener: Listener): () => void;
   /** Bumped on every sign-in and sign-out (for useSyncExternalStore). */
   version(): number;
+  /** Since when (ms) the server has not answered at all, or null while it answers. */
+  unreachableSince(): number | null;
+  /** Called when the server stops answering or answers again. */
+  subscribeReachability(listener: Listener): () => void;
 }
 
 async function problemOf(response: Response): Promise<ApiError> {
@@ -88,6 +92,13 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
   let refreshing: Promise<boolean> | null = null;
   let version = 0;
   const listeners = new Set<Listener>();
+  let unreachableSince: number | null = null;
+  const reachabilityListeners = new Set<Listener>();
+  const reachable = (answered: boolean) => {
+    if (answered === (unreachableSince === null)) return;
+    unreachableSince = answered ? null : Date.now();
+    for (const listener of reachabilityListeners) listener();
+  };
 
   const changed = () => {
     version++;
@@ -106,13 +117,17 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
     if (token) headers.authorization = `Bearer ${token}`;
     if (body !== undefined) headers["content-type"] = "application/json";
     try {
-      return await options.fetch(path.startsWith("/health") ? path : API + path, {
+      const response = await options.fetch(path.startsWith("/health") ? path : API + path, {
         method,
         headers,
         ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
         ...(extra.signal ? { signal: extra.signal } : {}),
       });
+      reachable(true);
+      return response;
     } catch (error) {
+      // A request this page gave up on (the event stream closed) says nothing about the server.
+      if (!extra.signal?.aborted) reachable(false);
       throw new ApiError(0, "network", `the server did not answer (${error instanceof Error ? error.message : String(error)})`);
     }
   }
@@ -221,6 +236,11 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
     subscribe(listener) {
       listeners.add(listener);
       return () => listeners.delete(listener);
+    },
+    unreachableSince: () => unreachableSince,
+    subscribeReachability(listener) {
+      reachabilityListeners.add(listener);
+      return () => reachabilityListeners.delete(listener);
     },
     version: () => version,
   };
