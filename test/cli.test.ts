@@ -75,6 +75,8 @@ forEachBackend("CLI", (backend) => {
     expect((await h.cli("registered-job", "list", "--output", "json")).out).toBe(json.out);
     expect((await h.cli("registered-job", "list", "-o", "json")).out).toBe(json.out);
     expect((await h.cli("registered-job", "list", "-o", "yaml")).out).toBe(yaml.out);
+    // A schedule is read in its zone: the table shows it (found by trying the product).
+    expect((await h.cli("registered-job", "list")).out).toMatch(/^NAME\s+ENTRYPOINT\s+SCHEDULE\s+TIMEZONE\s+ENABLED/m);
     const bad = await h.cli("registered-job", "list", "--output", "xml");
     expect(bad.code).toBe(2);
     expect(bad.err).toMatch(/Allowed choices are table, wide, json, yaml/);

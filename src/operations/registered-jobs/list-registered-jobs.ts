@@ -15,7 +15,7 @@ export const listRegisteredJobs = defineOperation({
   input: RegisteredJobFilter,
   output: RegisteredJobPage,
   http: { method: "GET", path: "/registered-jobs" },
-  cli: { command: "registered-job list", examples: ["jobhouse registered-job list"], columns: ["name", "entrypoint", "schedule", "enabled", "next_run_at"] },
+  cli: { command: "registered-job list", examples: ["jobhouse registered-job list"], columns: ["name", "entrypoint", "schedule", "timezone", "enabled", "next_run_at"] },
   async handler(filter, { db }) {
     const { rows, total, nextCursor } = await listRows(db, filter);
     return { items: rows.map(toRegisteredJobView), total, next_cursor: nextCursor };
