@@ -318,6 +318,11 @@ forEachBackend("data plane", (backend) => {
     await expect((await create({ a: [1] })).union(await create({ a: ["s"] }))).rejects.toThrow(/column "a" is String in object 2 but Int64/);
     const literal = await queryObject("SELECT k, '{x}' AS lit FROM {o}", { o: right });
     expect(await literal.rows()).toEqual([{ k: 1, lit: "{x}" }]);
+    // ClickHouse's own words, the same way on every engine (18.16 wrapped them in "Code: 47,
+    // e.displayText() = DB::Exception: …, e.what() = …").
+    const failed = await queryObject("SELECT no_such_column FROM {o}", { o: right }).catch((error: Error) => error.message);
+    expect(failed).toMatch(/no_such_column/);
+    expect(failed).not.toMatch(/e\.displayText|e\.what|^Code: /);
   });
 
   it("reads big CSV integers exactly, drops a failed load, and records where a load came from", async () => {

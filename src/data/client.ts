@@ -49,6 +49,24 @@ async function onceMoreIfTableMissing<T>(run: () => Promise<T>): Promise<T> {
   }
 }
 
+const OLD_SERVER_ERROR = /^Code: (\d+), e\.displayText\(\) = DB::Exception: ([\s\S]*?)(?:, e\.what\(\) = \S+)?\s*$/;
+
+/**
+ * ClickHouse 18.16 words an error "Code: 47, e.displayText() = DB::Exception: Missing columns: …,
+ * e.what() = DB::Exception", where chDB's client gives the words alone. Authors see the words on
+ * every engine (the same mistake reads the same whichever engine ran it); the number stays the
+ * error's `code`.
+ */
+async function inOneWording<T>(run: () => Promise<T>): Promise<T> {
+  try {
+    return await run();
+  } catch (error) {
+    const match = error instanceof Error ? OLD_SERVER_ERROR.exec(error.message) : null;
+    if (match) Object.assign(error as Error, { message: match[2]!, code: (error as { code?: unknown }).code ?? match[1] });
+    throw error;
+  }
+}
+
 export async function openColumnStore(target: ColumnTarget): Promise<ColumnStore> {
   const client = target.engine === "chdb" ? await openChdb(target.location) : openServer(target.location);
   const store = wrap(client, target);
@@ -105,20 +123,22 @@ function wrap(client: ClickHouseClient, target: ColumnTarget): ColumnStore {
     engine: target.engine,
     database: target.database,
     async query<T>(statement: Sql): Promise<T[]> {
-      return onceMoreIfTableMissing(async () => {
-        const result = await client.query({ query: statement.text, format: "JSONEachRow", clickhouse_settings: await settings() });
-        return (await result.json()) as T[];
-      });
+      return inOneWording(() =>
+        onceMoreIfTableMissing(async () => {
+          const result = await client.query({ query: statement.text, format: "JSONEachRow", clickhouse_settings: await settings() });
+          return (await result.json()) as T[];
+        }),
+      );
     },
     async command(statement: Sql): Promise<void> {
-      await onceMoreIfTableMissing(async () => void (await client.command({ query: statement.text, clickhouse_settings: await settings() })));
+      await inOneWording(() => onceMoreIfTableMissing(async () => void (await client.command({ query: statement.text, clickhouse_settings: await settings() }))));
     },
     async insertRows(table, rows) {
       if (rows.length === 0) return;
-      await client.insert({ table: qualified(table), values: rows as Record<string, unknown>[], format: "JSONEachRow", clickhouse_settings: await settings() });
+      await inOneWording(async () => void (await client.insert({ table: qualified(table), values: rows as Record<string, unknown>[], format: "JSONEachRow", clickhouse_settings: await settings() })));
     },
     async insertRaw(table, payload, format) {
-      await client.insert({ table: qualified(table), values: payload, format, clickhouse_settings: await settings() });
+      await inOneWording(async () => void (await client.insert({ table: qualified(table), values: payload, format, clickhouse_settings: await settings() })));
     },
     version,
     features: async () => featuresOf(await version()),
