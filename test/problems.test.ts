@@ -110,6 +110,7 @@ forEachBackend("Problems", (backend) => {
       ["bad object scope", "GET", "/api/v0/objects?scope=forever"],
       ["task id not a number", "GET", "/api/v0/tasks/abc"],
       ["task id too large", "GET", "/api/v0/tasks/99999999999999999999"],
+      ["task id with leading zeros", "GET", "/api/v0/tasks/00912967546894630912"],
       ["worker id not a number", "POST", "/api/v0/workers/x/stop"],
       ["log of attempt 0 (attempts count from 1)", "GET", "/api/v0/tasks/42/logs?attempt=0"],
       ["run_job without name", "POST", "/api/v0/jobs:run", {}],
@@ -145,6 +146,7 @@ forEachBackend("Problems", (backend) => {
       expect((result.body as { detail: string }).detail).toMatch(/^limit: /);
       // Twenty digits are digits: what is wrong is the range.
       expect(((await h.http("GET", "/api/v0/tasks/99999999999999999999")).body as { detail: string }).detail).toBe("id: id is out of range");
+      expect(((await h.http("GET", "/api/v0/tasks/00912967546894630912")).body as { detail: string }).detail).toBe("id: an id is written without leading zeros");
       const huge = await h.http("POST", "/api/v0/jobs:run", '{"name":"known","kwargs":{"a":{"b":[1,-1e999]}}}');
       expect((huge.body as { detail: string }).detail).toMatch(/^kwargs\.a\.b\.1: is a number too large for JSON/);
     });

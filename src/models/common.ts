@@ -9,7 +9,17 @@ const MAX_ID = (1n << 63n) - 1n;
 
 /** An id as input: a string of digits or an integer; handlers receive a bigint. */
 export const IdInput = z
-  .union([z.string().regex(/^\d+$/, "must be a string of decimal digits").max(19, "id is out of range"), z.number().int().nonnegative()])
+  .union([
+    z
+      .string()
+      .regex(/^\d+$/, "must be a string of decimal digits")
+      .superRefine((text, ctx) => {
+        // "007" would be a second spelling of id 7; said as what it is, not as "out of range".
+        if (/^0\d/.test(text)) ctx.addIssue({ code: "custom", message: "an id is written without leading zeros" });
+        else if (text.length > 19) ctx.addIssue({ code: "custom", message: "id is out of range" });
+      }),
+    z.number().int().nonnegative(),
+  ])
   .meta({ description: "Snowflake id: a string of decimal digits or an integer", examples: ["912370881995911168"] })
   .transform((value, ctx) => {
     const id = BigInt(value);
