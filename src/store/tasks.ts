@@ -4,7 +4,7 @@ import { sql } from "kysely";
 import { decodeIdCursor, pageOf } from "./paging.js";
 import type { NewTaskRow, TaskRow } from "./schema.js";
 import { type Store, isPostgres } from "./db.js";
-import { prepared } from "./prepared.js";
+import { type Given, prepared } from "./prepared.js";
 
 /** A task with no dependencies (a job's entry task); tasks with some go through dependencies.ts. */
 export async function insertTask(db: Store, row: NewTaskRow): Promise<void> {
@@ -23,11 +23,20 @@ export const TASK_SUMMARY_COLUMNS = ["id", "job_id", "name", "entrypoint", "stat
 export type TaskSummaryRow = Pick<TaskRow, (typeof TASK_SUMMARY_COLUMNS)[number]>;
 
 export async function pageTasksOfJob(db: Store, jobId: bigint, limit: number, cursor?: string): Promise<{ rows: TaskSummaryRow[]; nextCursor: string | null }> {
-  let query = db.selectFrom("tasks").select(TASK_SUMMARY_COLUMNS).where("job_id", "=", jobId).orderBy("id", "asc").limit(limit + 1);
   // An empty cursor is the first page, as on every list (`?tasks_cursor=` from a form left blank).
-  if (cursor) query = query.where("id", ">", decodeIdCursor(cursor));
-  return pageOf(await query.execute(), limit, (t) => String(t.id));
+  const page = await tasksOfJob.rows(db, { jobId, limit: limit + 1, after: cursor ? decodeIdCursor(cursor) : undefined });
+  return pageOf(page, limit, (t) => String(t.id));
 }
+
+type JobPageValues = { jobId: bigint; limit: number; after: bigint | undefined };
+
+/** A page of a job's tasks in id order, after a cursor's id when one is given. */
+const jobTaskPage = (db: Store, v: JobPageValues, given: Given<JobPageValues>) => {
+  const page = db.selectFrom("tasks").select(TASK_SUMMARY_COLUMNS).where("job_id", "=", v.jobId).orderBy("id", "asc").limit(v.limit);
+  return given.after ? page.where("id", ">", v.after!) : page;
+};
+
+const tasksOfJob = prepared(jobTaskPage);
 
 /**
  * A page of a job's tasks, each with the ids it depends on (ascending, as decimal strings), in one
@@ -44,11 +53,8 @@ export async function pageTasksOfJobWithDependencies(
   return { rows: rows.map((row) => Object.assign(row, { dependsOn: splitIds(row.depends_on_ids) })), nextCursor };
 }
 
-/** A page of a job's tasks with their dependencies in id order, after a cursor's id when one is given. */
-const tasksWithDependencies = prepared((db, v: { jobId: bigint; limit: number; after: bigint | undefined }, given) => {
-  const page = db.selectFrom("tasks").select(TASK_SUMMARY_COLUMNS).select(dependencyIdsOf(db).as("depends_on_ids")).where("job_id", "=", v.jobId).orderBy("id", "asc").limit(v.limit);
-  return given.after ? page.where("id", ">", v.after!) : page;
-});
+/** The same page with each task's dependencies beside it. */
+const tasksWithDependencies = prepared((db, v: JobPageValues, given) => jobTaskPage(db, v, given).select(dependencyIdsOf(db).as("depends_on_ids")));
 
 /** The ids a task (the row `tasks.id`) depends on, as one comma-separated text, or null when none. */
 const dependencyIdsOf = (db: Store) =>
