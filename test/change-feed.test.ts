@@ -50,6 +50,12 @@ forEachBackend("the change feed", (backend) => {
     await h.call("cancel_job", { ref: slow.id });
     await waitForJob(h, slow.id);
     expect(seen.filter((c) => c.type === "job" && c.id.toString() === slow.id).map((c) => c.status)).toEqual(["PENDING", "RUNNING", "CANCELLED"]);
+    // Every task the cancel ended is published as ended (found by trying the product: a follower
+    // of the event stream saw them RUNNING for ever).
+    const detail = (await h.call("get_job", { ref: slow.id })) as { tasks: { id: string; status: string }[] };
+    const ended = detail.tasks.filter((t) => t.status === "CANCELLED");
+    expect(ended.length).toBeGreaterThan(0);
+    for (const t of ended) expect(seen.filter((c) => c.type === "task" && c.id.toString() === t.id).at(-1)).toMatchObject({ status: "CANCELLED" });
   });
 });
 

@@ -177,7 +177,14 @@ export async function failAttempt(db: Store, failure: Failure, allowed: string[]
  * soon as their statement lets go: a claimed one is then RUNNING, and its worker's revocation
  * check stops it. The call returns when no task of the job is open.
  */
-export async function cancelJobAndTasks(db: Store, jobId: bigint, nowMs: number): Promise<JobRow | undefined> {
+/** A task a cancel ended, for the change feed. */
+export interface CancelledTask {
+  id: bigint;
+  attempt: number;
+}
+
+/** The job CANCELLED with every open task; the tasks it ended, so their ends can be published. */
+export async function cancelJobAndTasks(db: Store, jobId: bigint, nowMs: number): Promise<{ job: JobRow; tasks: CancelledTask[] } | undefined> {
   const cancelled = await retryOnConflict(() =>
     db.transaction().execute(async (tx) => {
       const job = await tx
@@ -188,47 +195,59 @@ export async function cancelJobAndTasks(db: Store, jobId: bigint, nowMs: number)
         .returningAll()
         .executeTakeFirst();
       if (!job) return undefined;
-      if (isPostgres(tx)) await cancelUnheldTasks(tx, jobId, nowMs);
-      else await cancelOpenTasks(tx, jobId, nowMs);
-      return job;
+      const tasks = isPostgres(tx) ? await cancelUnheldTasks(tx, jobId, nowMs) : await cancelOpenTasks(tx, jobId, nowMs);
+      return { job, tasks };
     }),
   );
-  if (cancelled && isPostgres(db)) await cancelHeldTasks(db, jobId, nowMs);
+  if (cancelled && isPostgres(db)) cancelled.tasks.push(...(await cancelHeldTasks(db, jobId, nowMs)));
   return cancelled;
 }
+
+const cancelledTask = (row: { id: bigint; attempt: number | bigint }): CancelledTask => ({ id: row.id, attempt: Number(row.attempt) });
 
 /**
  * Every open task of the job CANCELLED, waiting for the locks of those another statement holds. A
  * task waiting to retry keeps its last error but no longer a retry time: none will come.
  */
-async function cancelOpenTasks(db: Store, jobId: bigint, nowMs: number): Promise<void> {
-  await db.updateTable("tasks").set({ status: "CANCELLED", completed_at: nowMs, retry_after: null }).where("job_id", "=", jobId).where("status", "in", OPEN_TASK_STATUSES).execute();
+async function cancelOpenTasks(db: Store, jobId: bigint, nowMs: number): Promise<CancelledTask[]> {
+  const rows = await db
+    .updateTable("tasks")
+    .set({ status: "CANCELLED", completed_at: nowMs, retry_after: null })
+    .where("job_id", "=", jobId)
+    .where("status", "in", OPEN_TASK_STATUSES)
+    .returning(["id", "attempt"])
+    .execute();
+  return rows.map(cancelledTask);
 }
 
 /** How long held tasks are waited for without waiting on their locks, before an ordinary update. */
 const HELD_TASKS_PATIENCE_MS = 5_000;
 
-/** The job's open tasks that no other statement holds now, CANCELLED; how many. */
-async function cancelUnheldTasks(db: Store, jobId: bigint, nowMs: number): Promise<number> {
-  const { rows } = await sql<{ id: bigint }>`
+/** The job's open tasks that no other statement holds now, CANCELLED. */
+async function cancelUnheldTasks(db: Store, jobId: bigint, nowMs: number): Promise<CancelledTask[]> {
+  const { rows } = await sql<{ id: bigint; attempt: number | bigint }>`
     UPDATE tasks SET status = 'CANCELLED', completed_at = ${nowMs}, retry_after = NULL
     WHERE id IN (SELECT id FROM tasks WHERE job_id = ${jobId} AND status IN (${sql.join([...OPEN_TASK_STATUSES])}) FOR UPDATE SKIP LOCKED)
-    RETURNING id`.execute(db);
-  return rows.length;
+    RETURNING id, attempt`.execute(db);
+  return rows.map(cancelledTask);
 }
 
 /** After the job row is CANCELLED: the tasks other statements held, as they let go. */
-async function cancelHeldTasks(db: Store, jobId: bigint, nowMs: number): Promise<void> {
+async function cancelHeldTasks(db: Store, jobId: bigint, nowMs: number): Promise<CancelledTask[]> {
   const deadline = Date.now() + HELD_TASKS_PATIENCE_MS;
+  const ended: CancelledTask[] = [];
   const open = () => db.selectFrom("tasks").select("id").where("job_id", "=", jobId).where("status", "in", OPEN_TASK_STATUSES).limit(1).executeTakeFirst();
   while (await open()) {
     if (Date.now() > deadline) {
       // Still held: wait on the locks, as one ordinary update (few rows are left to deadlock on).
-      await retryOnConflict(() => cancelOpenTasks(db, jobId, nowMs));
-      return;
+      ended.push(...(await retryOnConflict(() => cancelOpenTasks(db, jobId, nowMs))));
+      return ended;
     }
-    if ((await cancelUnheldTasks(db, jobId, nowMs)) === 0) await new Promise((resolve) => setTimeout(resolve, 5));
+    const now = await cancelUnheldTasks(db, jobId, nowMs);
+    ended.push(...now);
+    if (now.length === 0) await new Promise((resolve) => setTimeout(resolve, 5));
   }
+  return ended;
 }
 
 /**

@@ -10,6 +10,9 @@ import { defineOperation } from "../define.js";
 import { requireJob } from "../lookups.js";
 import { toJobView } from "../views.js";
 
+/** Above this many cancelled tasks, one resync instead of a change per task. */
+const MAX_TASK_CHANGES = 1_000;
+
 export const cancelJob = defineOperation({
   name: "cancel_job",
   summary: "Cancel a job and every task that has not finished",
@@ -25,9 +28,14 @@ export const cancelJob = defineOperation({
   cli: { command: "job cancel <ref>", examples: ["jobhouse job cancel 912370881991716864"], confirm: (job: JobView) => `Cancelled job ${job.id} (${job.name})` },
   async handler({ ref }, { db, clock, changes }) {
     const job = await requireJob(db, ref);
-    const cancelled = await cancelJobAndTasks(db, job.id, clock.now());
+    const outcome = await cancelJobAndTasks(db, job.id, clock.now());
     // Nothing updated: someone finished or cancelled it first.
-    if (!cancelled) throw conflict(`job ${job.id} is already ${(await requireJob(db, job.id.toString())).status}`, "job_terminal");
+    if (!outcome) throw conflict(`job ${job.id} is already ${(await requireJob(db, job.id.toString())).status}`, "job_terminal");
+    const { job: cancelled, tasks } = outcome;
+    // Each task's end, then the job's: a follower of the event stream sees every task end. A cancel
+    // of a huge fan-out says "refetch" once instead of flooding every stream.
+    if (tasks.length > MAX_TASK_CHANGES) changes.publish({ type: "resync" });
+    else for (const task of tasks) changes.publish({ type: "task", id: task.id, jobId: cancelled.id, status: "CANCELLED", attempt: task.attempt });
     changes.publish({ type: "job", id: cancelled.id, name: cancelled.name, status: cancelled.status });
     return toJobView(cancelled, await countTasksOfJob(db, job.id));
   },
