@@ -289,6 +289,10 @@ forEachBackend("data plane", (backend) => {
     await expect(pairs.insert([{ id: 5 }])).rejects.toThrow(/row 0 has no value for column "v" \(String\), which is not Nullable/);
     expect(await pairs.insert([{ id: 6, v: "y" }])).toBe(1);
     expect(await (await pairs.sort("id")).rows()).toEqual([{ id: 1, v: "x", note: "n" }, { id: 6, v: "y", note: null }]);
+    // A column named like an Object member is a column like any other.
+    const odd = await create({ id: [1], constructor: ["c"] });
+    await expect(odd.insert([{ id: 2 }])).rejects.toThrow(/no value for column "constructor"/);
+    expect(await odd.insert([{ id: 3, constructor: "d" }])).toBe(1);
   });
 
   it("unions chains with objects, in either place", async () => {

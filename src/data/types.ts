@@ -111,6 +111,9 @@ export function toJsonValue(value: unknown, type: string): unknown {
   }
   checkScalar(value, type);
   if (typeof value === "bigint") return value.toString();
+  // An integer past 2^53 as a number is exact, but JSON would write its shortest form
+  // (4611686018427387904 as 4611686018427388000): send its exact digits.
+  if (typeof value === "number" && !Number.isSafeInteger(value) && INTEGER_BASE.test(typeShape(type).base)) return BigInt(value).toString();
   // "2024-01-02T10:00:00" as ClickHouse reads a DateTime everywhere: with a space.
   if (typeof value === "string" && type.includes("DateTime")) return value.replace("T", " ");
   if (typeof value === "boolean") return type.includes("UInt8") ? (value ? 1 : 0) : value;
@@ -200,7 +203,8 @@ function fitsDecimal(value: number | string, precision: number, scale: number): 
 
 /** A number as the shortest decimal text that reads back as it, when it has at most `scale` decimals. */
 function decimalText(value: number, scale: number): string | null {
-  if (!Number.isFinite(value)) return null;
+  // From 1e21 on, toFixed writes an exponent ("1e+21"): far past any Decimal's 38 digits anyway.
+  if (!Number.isFinite(value) || Math.abs(value) >= 1e21) return null;
   const fixed = value.toFixed(Math.min(scale, 100));
   return Number(fixed) === value ? fixed : null;
 }
@@ -230,13 +234,15 @@ export function jsonConverter(type: string): (value: unknown) => unknown {
   return (value) => toJsonValue(value, type);
 }
 
-/** A number the fast path may pass as it is: an integer within the column's range. */
+/**
+ * A number the fast path may pass as it is: a safe integer within the column's range. The rest
+ * (past 2^53, or out of range) goes through toJsonValue, which sends exact digits or refuses.
+ */
 function integerTest(base: string): (value: unknown) => boolean {
   const [low, high] = INTEGER_RANGES.get(base)!;
-  // As numbers: -2^63 and 2^63 - 1 round to ±2^63, so the top bound is exclusive of 2^63 itself.
-  const min = Number(low);
-  const max = base === "Int64" ? 2 ** 63 : Number(high);
-  return base === "Int64" ? (value) => Number.isInteger(value) && (value as number) >= min && (value as number) < max : (value) => Number.isInteger(value) && (value as number) >= min && (value as number) <= max;
+  const min = Math.max(Number(low), Number.MIN_SAFE_INTEGER);
+  const max = Math.min(Number(high), Number.MAX_SAFE_INTEGER);
+  return (value) => Number.isSafeInteger(value) && (value as number) >= min && (value as number) <= max;
 }
 
 const WIDE_INTEGER = /^(?:U?Int(?:64|128|256))$/;

@@ -21,6 +21,11 @@ describe("empty fields of nullable columns", () => {
     expect(await through(csv, [true, true])).toBe('a,b\n"",x\n"1,""2""\n3",\\N\n');
   });
 
+  it("reads TSV's backslash escapes as part of the field, a line feed after a backslash included", async () => {
+    expect(await through("a\tb\tc\n1\tx\\\n\t\n", [true, true, false], "\t")).toBe("a\tb\tc\n1\tx\\\n\t\n");
+    expect(await through("a\tb\n\\\\\t\n", [true, true], "\t")).toBe("a\tb\n\\\\\t\\N\n");
+  });
+
   it("understands CRLF, blank lines, a last line without its end, and any chunking", async () => {
     for (const size of [1, 2, 3, 64]) {
       expect(await through("a,b\r\n,1\r\n\r\n2,", [true, true], ",", size)).toBe("a,b\r\n\\N,1\r\n\r\n2,\\N");

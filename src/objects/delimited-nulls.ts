@@ -10,8 +10,9 @@ const NULL = "\\N";
 
 /**
  * A stream that passes a delimited file through, writing `\N` into each empty unquoted field of a
- * column marked nullable (the header line is left as it is). CSV quoting ("a,b", "" inside quotes)
- * and CRLF line ends are understood; a quoted empty field ("") stays an empty text.
+ * column marked nullable (the header line is left as it is). CSV quoting ("a,b", "" inside quotes),
+ * TSV's backslash escapes (a line feed after a backslash is part of the field) and CRLF line ends
+ * are understood; a quoted empty CSV field ("") stays an empty text.
  */
 export function nullEmptyFields(nullable: readonly boolean[], delimiter: "," | "\t"): Transform {
   const decoder = new StringDecoder("utf8");
@@ -24,6 +25,8 @@ export function nullEmptyFields(nullable: readonly boolean[], delimiter: "," | "
   /** Inside quotes, the last character was a quote: the field ends here or it was an escaped "". */
   let quotePending = false;
   let afterCR = false;
+  /** TSV: the last character was a backslash, so this one is part of the field (\t, \n, a real line feed). */
+  let escaped = false;
 
   const scan = (text: string): string => {
     let out = "";
@@ -37,6 +40,12 @@ export function nullEmptyFields(nullable: readonly boolean[], delimiter: "," | "
     };
     for (let i = 0; i < text.length; i++) {
       const c = text[i]!;
+      if (!quoting && (escaped || c === "\\")) {
+        escaped = !escaped;
+        afterCR = false;
+        fieldLength += 1;
+        continue;
+      }
       if (inQuotes) {
         if (quotePending) {
           quotePending = false;

@@ -11,7 +11,7 @@ import { invalid } from "../core/errors.js";
 import type { RawFormat } from "../data/client.js";
 import { checkColumnName } from "../data/derive.js";
 import { raw, sql } from "../data/sql.js";
-import { type Features, holdsNull, inferType, normalizeType } from "../data/types.js";
+import { type Features, holdsNull, inferType, normalizeType, typeShape } from "../data/types.js";
 import { findObjectByTable, invalidateObjectStats } from "../store/data-objects.js";
 import { recordOperation } from "../store/object-lineage.js";
 import { nullEmptyFields } from "./delimited-nulls.js";
@@ -100,8 +100,9 @@ export async function createFromFile(ds: DataScope, source: string, options: Fil
     const input = bytes ? Readable.from([bytes]) : createReadStream(path!);
     if (format === "jsonl") await insertJsonLines(ds, record.table, input);
     else {
-      // An empty field of a Nullable column is null on every engine (18.16 stored 0 or "").
-      const nullable = names.map((n) => holdsNull(types[n]!));
+      // An empty field of a Nullable column is null on every engine (18.16 stored 0 or ""); in a TSV
+      // an empty field is the only way to write an empty text, so text columns keep it.
+      const nullable = names.map((n) => holdsNull(types[n]!) && (format === "csv" || typeShape(types[n]!).base !== "String"));
       // pipeline: a read error of the file ends the insert too (pipe would leave it waiting).
       const delimited = nullable.includes(true) ? pipeline(input, nullEmptyFields(nullable, format === "csv" ? "," : "\t"), () => undefined) : input;
       await ds.columns.insertRaw(record.table, delimited, RAW_FORMATS[format]);

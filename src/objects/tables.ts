@@ -137,7 +137,8 @@ export async function insertRows(ds: DataScope, record: ObjectRecord, rows: read
   const columns = await describeColumns(ds, record);
   const types = new Map(columns.map((c) => [c.name, c.type]));
   const prepared = rows.map((row, index) => {
-    const out: Record<string, unknown> = {};
+    // No prototype: a column may be named constructor or __proto__ like any other.
+    const out: Record<string, unknown> = Object.create(null);
     for (const [key, value] of Object.entries(row)) {
       const type = types.get(key);
       if (!type) throw invalid(`insert into "${record.name}": no column "${key}"`);
@@ -149,7 +150,7 @@ export async function insertRows(ds: DataScope, record: ObjectRecord, rows: read
     }
     // A column left out is a null to it: ClickHouse would store its default ("", 0) in silence.
     for (const [name, type] of types) {
-      if (name in out) continue;
+      if (Object.hasOwn(out, name)) continue;
       try {
         out[name] = toJsonValue(null, type);
       } catch {
