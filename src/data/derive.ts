@@ -115,25 +115,21 @@ export function join(left: Source, right: Source, on: string[], how: JoinKind, s
 }
 
 /**
- * The rows of every source, in the first one's column order. Objects know their column types and
- * must agree on them; a chain's types are known only to ClickHouse, so its columns are cast to the
- * types of the first object (a value that does not convert fails the statement, never in silence).
+ * The rows of every source, in the first one's column order. The sources must agree on their
+ * columns' types (a chain's come from ClickHouse, see chains.ts): ClickHouse would otherwise convert
+ * them, or wrap them (300 in an Int8), in silence.
  */
 export function union(sources: Source[]): Derivation {
   const columns = sources[0]!.columns;
-  const typed = sources.findIndex((s) => s.types !== undefined);
   const typeOf = (s: Source, c: string) => s.types?.[s.columns.indexOf(c)];
   for (const [i, s] of sources.entries()) {
     if (s.columns.length !== columns.length || s.columns.some((c) => !columns.includes(c))) {
       throw new TypeError(`union: object ${i + 1} has columns (${s.columns.join(", ")}), expected (${columns.join(", ")})`);
     }
-    if (s.types === undefined || typed === -1) continue;
-    const differs = columns.find((c) => typeOf(s, c) !== typeOf(sources[typed]!, c));
-    if (differs) throw new TypeError(`union: column "${differs}" is ${typeOf(s, differs)} in object ${i + 1} but ${typeOf(sources[typed]!, differs)} in object ${typed + 1}`);
+    const differs = columns.find((c) => typeOf(s, c) !== typeOf(sources[0]!, c));
+    if (differs) throw new TypeError(`union: column "${differs}" is ${typeOf(s, differs)} in object ${i + 1} but ${typeOf(sources[0]!, differs)} in the first`);
   }
-  const castColumns = (s: Source) =>
-    s.types !== undefined || typed === -1 ? columnsOf(columns) : list(columns.map((c) => sql`CAST(${ident(c)} AS ${raw(typeOf(sources[typed]!, c)!)}) AS ${ident(c)}`));
-  const parts = sources.map((s) => sql`SELECT ${castColumns(s)} FROM ${s.ref}`.text);
+  const parts = sources.map((s) => sql`SELECT ${columnsOf(columns)} FROM ${s.ref}`.text);
   const lineage: ColumnLineage = Object.fromEntries(columns.map((c) => [c, sources.map((_, i) => [i, c] as [number, string])]));
   return { select: raw(parts.join(" UNION ALL ")), lineage };
 }

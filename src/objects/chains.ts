@@ -86,6 +86,11 @@ export async function compileChain(ds: DataScope, node: ChainNode): Promise<Comp
     const inputs: Compiled[] = [];
     for (const input of current.inputs) inputs.push(await compile(input));
     const label = `step ${steps.length + 1} (${STEP_NAMES[current.step.op] ?? current.step.op})`;
+    // A union compares its inputs' column types: a chain's are ClickHouse's to say (DESCRIBE plans
+    // its SELECT without reading a row).
+    if (current.step.op === "union") {
+      for (const input of inputs) if (input.source.types === undefined && input.select) input.source = { ...input.source, types: await chainTypes(ds, input, label) };
+    }
     let derivation: derivations.Derivation;
     try {
       derivation = derivationOf(current.step, inputs.map((i) => i.source), inputs[0]?.sortSql ?? null);
@@ -106,6 +111,17 @@ export async function compileChain(ds: DataScope, node: ChainNode): Promise<Comp
   const top = await compile(node);
   if (!top.select) throw invalid("a chain needs at least one step");
   return { select: top.select, leaves, lineage: top.origin, sortSql: top.sortSql, operation: operations.join("+"), steps };
+}
+
+/** The column types of a chain's SELECT, in its columns' order. */
+async function chainTypes(ds: DataScope, input: Compiled, label: string): Promise<string[]> {
+  try {
+    const rows = await ds.columns.query<{ name: string; type: string }>(sql`DESCRIBE TABLE (${input.select!})`);
+    const byName = new Map(rows.map((r) => [r.name, r.type]));
+    return input.source.columns.map((c) => byName.get(c) ?? "unknown");
+  } catch (error) {
+    throw invalid(`${label}: ${((error as Error)?.message ?? String(error)).split("\n")[0]}`);
+  }
 }
 
 /**
