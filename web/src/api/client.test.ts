@@ -84,6 +84,20 @@ describe("the browser API client", () => {
   // Found by trying the product: tabs opened together each refreshed in turn, but a tab's local
   // storage could still hold the token another tab had just rotated; presenting it revoked the
   // session in every tab. The shared store (IndexedDB in the browser) is read inside the lock.
+  it("signs in even while another tab's refresh holds the lock and never ends", async () => {
+    const server = fakeServer();
+    const storage = new MemoryStorage();
+    let latest: string | null | undefined;
+    const shared = { read: async () => latest, write: async (token: string | null) => void (latest = token) };
+    const client = createApiClient({ fetch: server.fetch, storage, exclusive: () => new Promise<never>(() => undefined), shared });
+    client.setScheme("users");
+    const started = Date.now();
+    await client.login("root", "right password");
+    expect(Date.now() - started).toBeLessThan(5_000);
+    expect(storage.getItem(REFRESH_TOKEN_KEY)).toBe("refresh-1");
+    expect(latest).toBe("refresh-1");
+  });
+
   it("lets tabs refresh in turn when local storage reaches them late", async () => {
     const server = fakeServer({ everyAccessValid: true });
     const exclusive = sharedLock();

@@ -41,6 +41,8 @@ export interface SharedToken {
 }
 
 export const REFRESH_TOKEN_KEY = "jobhouse.refresh_token";
+/** How long a login waits for another tab's refresh to finish before it stores its tokens anyway. */
+const LOCK_PATIENCE_MS = 3_000;
 export const API_TOKEN_KEY = "jobhouse.api_token";
 const API = "/api/v0";
 
@@ -211,8 +213,20 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
       const response = await send("POST", "/auth/login", { username, password });
       if (!response.ok) throw await problemOf(response);
       const pair = (await response.json()) as TokenPair;
-      keep(pair);
-      await exclusive(() => writeShared(pair.refresh_token));
+      // Stored inside the lock, so a refresh another tab has under way lands first and this
+      // session's token last; but not waiting for ever on a refresh whose server never answers.
+      // Once only: a late second store would put back a token a refresh has since rotated.
+      let stored = false;
+      const store = async () => {
+        if (stored) return;
+        stored = true;
+        keep(pair);
+        await writeShared(pair.refresh_token);
+      };
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const patience = new Promise<void>((resolve) => (timer = setTimeout(resolve, LOCK_PATIENCE_MS))).then(store);
+      await Promise.race([exclusive(store), patience]);
+      clearTimeout(timer);
       changed();
     },
     async useApiToken(token) {
