@@ -36,7 +36,7 @@ export type ObjectView = z.infer<typeof ObjectView>;
 export const LineageObject = z.object({
   id: IdString,
   name: z.string(),
-  table: z.string().nullable().describe("null once the object was dropped"),
+  table: z.string().nullable().describe("The table it had (a dropped one keeps its table, scope and job); null only for an object recorded before drops were kept"),
   scope: Scope.nullable(),
   job_id: IdString.nullable(),
   exists: z.boolean(),
