@@ -17,7 +17,10 @@ function fromFrameworkError(error: { statusCode?: number; code?: string; message
   const status = error.statusCode;
   if (status === undefined || status < 400 || status >= 500) return null;
   if (status === 413) return { title: "Payload Too Large", status, detail: error.message, code: "payload_too_large" };
-  if (status === 415) return { title: "Unsupported Media Type", status, detail: error.message, code: "unsupported_media_type" };
+  if (status === 415) {
+    // Fastify says only its title; what a caller needs is what to send (curl -d sends a form).
+    return { title: "Unsupported Media Type", status, detail: "the request body must be JSON: send it with Content-Type: application/json", code: "unsupported_media_type" };
+  }
   if (status === 404) return { title: "Not Found", status, detail: error.message, code: "not_found" };
   // A malformed JSON body is invalid input like any other (CONTRACT §2: Problem 422).
   return toProblem(new ServiceError("invalid", "invalid", `request body: ${error.message}`));
