@@ -240,6 +240,13 @@ forEachBackend("the route guard", (backend) => {
         expect(answer, JSON.stringify(params)).toMatchObject({ id: 11, error: { code: -32602 } });
         expect(answer.error.message, JSON.stringify(params)).not.toMatch(/\n/);
       }
+      // A body that is not JSON is a JSON-RPC parse error, like any other malformed message (it
+      // was a REST Problem 422).
+      const broken = await h.app.inject({ method: "POST", url: "/mcp", headers: { ...MCP_HEADERS, ...auth }, payload: '{"jsonrpc":' });
+      expect(broken.statusCode).toBe(400);
+      expect(JSON.parse(broken.body)).toMatchObject({ jsonrpc: "2.0", id: null, error: { code: -32700 } });
+      // A method /mcp does not answer names the same methods as its GET's refusal.
+      expect((await h.app.inject({ method: "PUT", url: "/mcp", headers: auth })).headers.allow).toBe("DELETE, POST");
       const empty = await h.app.inject({ method: "POST", url: "/mcp", headers: { ...MCP_HEADERS, ...auth }, payload: "[]" });
       expect(JSON.parse(empty.body)).toMatchObject({ id: null, error: { code: -32600 } });
       const fine = { jsonrpc: "2.0", id: 10, method: "tools/call", params: { name: "list_jobs", arguments: {} } };

@@ -91,6 +91,10 @@ export async function buildHttpApp(
   const refusals = createRefusalLog(service.log);
   app.addHook("onClose", async () => refusals.close());
   app.setErrorHandler((error, request, reply) => {
+    // A body that is not JSON, sent to /mcp, is a JSON-RPC parse error there, not a REST Problem.
+    if (request.url.split("?", 1)[0] === "/mcp" && isBodyParseError(error)) {
+      return reply.code(400).type("application/json").send({ jsonrpc: "2.0", id: null, error: { code: -32700, message: `Parse error: ${(error as Error).message}` } });
+    }
     const problem = problemFor(error, service.log);
     if (problem.status < 500) refusals.note(problem.status, problem.code, request.method, request.routeOptions.url ?? "unmatched");
     return sendProblem(reply, problem);
@@ -132,6 +136,8 @@ export async function buildHttpApp(
   app.route({
     method: ["GET", "POST", "DELETE"],
     url: "/mcp",
+    // GET reaches the handler only to be refused (no idle event stream): it answers POST and DELETE.
+    config: { allow: ["DELETE", "POST"] },
     onRequest: [authenticate, requireAdmin],
     handler: async (request, reply) => {
       reply.hijack();
@@ -141,6 +147,12 @@ export async function buildHttpApp(
 
   await registerWebApp(app, options.webRoot, service, routeMethods, authenticate);
   return app;
+}
+
+/** Fastify's refusal of a request body it could not read as JSON. */
+function isBodyParseError(error: unknown): boolean {
+  const { statusCode, code } = error as { statusCode?: number; code?: string };
+  return statusCode === 400 && (code === "FST_ERR_CTP_INVALID_JSON_BODY" || code === "FST_ERR_CTP_EMPTY_JSON_BODY" || error instanceof SyntaxError);
 }
 
 /**

@@ -33,7 +33,9 @@ export function collectRouteMethods(app: FastifyInstance): RouteMethods {
   app.addHook("onRoute", (route) => {
     // The static files' catch-all is not a resource of the API.
     if (route.url.endsWith("*")) return;
-    const methods = (Array.isArray(route.method) ? route.method : [route.method]).map(String);
+    // A route may say it answers fewer methods than reach its handler (/mcp refuses GET itself).
+    const declared = (route.config as { allow?: string[] } | undefined)?.allow;
+    const methods = declared ?? (Array.isArray(route.method) ? route.method : [route.method]).map(String);
     routes.push({ pattern: patternOf(route.url), methods });
   });
   return {
