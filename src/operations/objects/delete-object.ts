@@ -20,7 +20,7 @@ export const deleteObject = defineOperation({
   input: z.object({ name: ObjectName }),
   output: NoContent,
   http: { method: "DELETE", path: "/objects/:name", status: 204 },
-  cli: { command: "data delete <name>", examples: ["jobhouse data delete monthly_revenue"], confirm: () => "Deleted" },
+  cli: { command: "data delete <name>", examples: ["jobhouse data delete sales_by_region"], confirm: () => "Deleted" },
   async handler({ name }, { db, columns }) {
     const row = await findObject(db, name);
     if (!row) throw notFound(`no data object is named "${name}"`);

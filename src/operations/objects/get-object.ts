@@ -17,7 +17,7 @@ export const getObject = defineOperation({
   input: z.object({ name: ObjectRef }),
   output: ObjectDetail,
   http: { method: "GET", path: "/objects/:name" },
-  cli: { command: "data get <name>", examples: ["jobhouse data get monthly_revenue", "jobhouse data get monthly_revenue --output json"], view: "lineage" },
+  cli: { command: "data get <name>", examples: ["jobhouse data get sales_by_region", "jobhouse data get sales_by_region --output json"], view: "lineage" },
   async handler({ name }, { db, columns }) {
     const row = /^\d+$/.test(name) ? await findObjectById(db, BigInt(name)) : await findObject(db, name);
     if (!row) throw notFound(/^\d+$/.test(name) ? `data object ${name} does not exist` : `no data object is named "${name}"`);
