@@ -89,6 +89,8 @@ forEachBackend("the event stream", (backend) => {
       expect(bad.body).toMatchObject({ code: "invalid" });
     }
     expect((await h.http("GET", "/api/v0/events?task_id=999999999")).body).toMatchObject({ status: 404, code: "not_found" });
+    // An unknown job too (its stream was a 200 that would stay silent for ever).
+    expect((await h.http("GET", "/api/v0/events?job_id=999999999")).body).toMatchObject({ status: 404, code: "not_found" });
     const jobTask = (await h.call("get_job", { ref: first.id })) as JobDetail;
     const mismatch = await h.http("GET", `/api/v0/events?task_id=${jobTask.tasks[0]!.id}&job_id=${other.id}`);
     expect(mismatch.status).toBe(422);

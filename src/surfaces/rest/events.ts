@@ -6,6 +6,7 @@ import type { ServerResponse } from "node:http";
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import { invalid, notFound } from "../../core/errors.js";
 import type { ServiceContext } from "../../operations/index.js";
+import { requireJob } from "../../operations/lookups.js";
 import { problemResponse } from "./openapi.js";
 
 export const EVENTS_PATH = "/api/v0/events";
@@ -83,6 +84,8 @@ export function registerEventStream(
     const filters = parseFilters(request.query);
     const follower = filters.taskId === undefined ? undefined : await service.events.followTaskLog(filters.taskId);
     if (filters.taskId !== undefined && !follower) throw notFound(`task ${filters.taskId} does not exist`);
+    // As for a task: a stream of a job that does not exist would stay silent for ever.
+    if (filters.jobId !== undefined && !follower) await requireJob(service.db, String(filters.jobId));
     if (follower && filters.jobId !== undefined && follower.jobId !== filters.jobId) {
       throw invalid(`task ${filters.taskId} belongs to job ${follower.jobId}, not job ${filters.jobId}`);
     }
