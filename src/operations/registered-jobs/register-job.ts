@@ -60,12 +60,12 @@ export const registerJob = defineOperation({
       await upsertRegisteredJob(db, registration);
       return toRegisteredJobView(await requireRegisteredJob(db, name));
     }
-    if (await findRegisteredJob(db, name)) throw conflict(`a job named "${name}" is already registered (pass replace: true to replace it)`, "name_taken");
+    if (await findRegisteredJob(db, name)) throw conflict(`a job named "${name}" is already registered (to replace it: replace: true, or --replace on the CLI)`, "name_taken");
     try {
       await insertRegisteredJob(db, registration);
     } catch (error) {
       // Two registrations raced past the check above; the database picked one.
-      if (isUniqueViolation(error)) throw conflict(`a job named "${name}" is already registered (pass replace: true to replace it)`, "name_taken");
+      if (isUniqueViolation(error)) throw conflict(`a job named "${name}" is already registered (to replace it: replace: true, or --replace on the CLI)`, "name_taken");
       throw error;
     }
     return toRegisteredJobView(await requireRegisteredJob(db, name));
