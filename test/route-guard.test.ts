@@ -247,6 +247,10 @@ forEachBackend("the route guard", (backend) => {
       expect(JSON.parse(broken.body)).toMatchObject({ jsonrpc: "2.0", id: null, error: { code: -32700 } });
       // A method /mcp does not answer names the same methods as its GET's refusal.
       expect((await h.app.inject({ method: "PUT", url: "/mcp", headers: auth })).headers.allow).toBe("DELETE, POST");
+      // A tool this server does not have is a protocol error (-32602), as the MCP specification says.
+      const unknownTool = { jsonrpc: "2.0", id: 12, method: "tools/call", params: { name: "no_such_tool", arguments: {} } };
+      const unknown = await h.app.inject({ method: "POST", url: "/mcp", headers: { ...MCP_HEADERS, ...auth }, payload: JSON.stringify(unknownTool) });
+      expect(JSON.parse(unknown.body)).toMatchObject({ id: 12, error: { code: -32602, message: 'Unknown tool: "no_such_tool"' } });
       const empty = await h.app.inject({ method: "POST", url: "/mcp", headers: { ...MCP_HEADERS, ...auth }, payload: "[]" });
       expect(JSON.parse(empty.body)).toMatchObject({ id: null, error: { code: -32600 } });
       const fine = { jsonrpc: "2.0", id: 10, method: "tools/call", params: { name: "list_jobs", arguments: {} } };

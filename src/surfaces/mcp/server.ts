@@ -47,7 +47,7 @@ export function createMcpEndpoint(operations: readonly AnyOperation[], version: 
         const problem = { title: "Method Not Allowed", status: 405, detail: "/mcp holds no event stream open: send requests with POST", code: "method_not_allowed" };
         return void res.writeHead(405, { Allow: "POST, DELETE", "content-type": "application/problem+json; charset=utf-8" }).end(req.method === "GET" ? JSON.stringify(problem) : undefined);
       }
-      const refusal = invalidRequests(body);
+      const refusal = invalidRequests(body, (name) => byName.has(name));
       if (refusal) return sendJson(res, 200, refusal);
       const server = serverFor(ctx);
       const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
@@ -73,9 +73,10 @@ const REQUEST_SCHEMAS: Record<string, typeof CallToolRequestSchema | typeof List
  * A malformed request is the caller's mistake: JSON-RPC -32602 (invalid params) with one line
  * saying what is wrong. The SDK reported a tools/call without params, or with a name that is no
  * string, as an internal error (-32603, a 500's equivalent) carrying its schema's raw report, and
- * a malformed `_meta` as a parse error; an empty batch got 202 and no answer (-32600 is due).
+ * a malformed `_meta` as a parse error; an empty batch got 202 and no answer (-32600 is due). A
+ * call of a tool this server does not have is -32602 too, as the MCP specification lists it.
  */
-function invalidRequests(body: unknown): unknown {
+function invalidRequests(body: unknown, isTool: (name: string) => boolean): unknown {
   if (Array.isArray(body) && body.length === 0) {
     return { jsonrpc: "2.0", id: null, error: { code: ErrorCode.InvalidRequest, message: "Invalid Request: an empty batch" } };
   }
@@ -84,8 +85,11 @@ function invalidRequests(body: unknown): unknown {
     if (typeof m !== "object" || m === null || typeof m.method !== "string") return [];
     const schema = REQUEST_SCHEMAS[m.method];
     const checked = schema?.safeParse(m);
-    if (!checked || checked.success) return [];
-    return [{ jsonrpc: "2.0", id: m.id ?? null, error: { code: ErrorCode.InvalidParams, message: `Invalid params: ${describeIssues(checked.error)}` } }];
+    if (!checked) return [];
+    if (!checked.success) return [{ jsonrpc: "2.0", id: m.id ?? null, error: { code: ErrorCode.InvalidParams, message: `Invalid params: ${describeIssues(checked.error)}` } }];
+    const tool = m.method === "tools/call" ? (m.params as { name: string }).name : null;
+    if (tool === null || isTool(tool)) return [];
+    return [{ jsonrpc: "2.0", id: m.id ?? null, error: { code: ErrorCode.InvalidParams, message: `Unknown tool: ${JSON.stringify(tool.slice(0, 100))}` } }];
   });
   if (errors.length === 0) return null;
   return Array.isArray(body) ? errors : errors[0];
