@@ -141,12 +141,12 @@ export const RegisterJobRequest = z.object({
     .default("queue")
     .meta({ description: "With max_active_runs, what a scheduled fire does while that many runs are under way: queue (wait PENDING) or skip (not run)", examples: ["skip"] }),
   on_failure: z
-    .url({ protocol: /^https?$/, normalize: true })
+    .url({ protocol: /^https?$/, normalize: true, error: "must be an http or https URL" })
     .max(2000)
     .nullable()
     .default(null)
     .meta({
-      description: "A webhook told when a run of this job fails: a POST of the run's JobView plus a one-line `text` (Slack-style receivers show it), retried with backoff",
+      description: "A webhook (an http or https URL) told when a run of this job fails: a POST of the run's JobView plus a one-line `text` (Slack-style receivers show it), retried with backoff",
       examples: ["https://hooks.slack.com/services/T000/B000/XXXX"],
     }),
   replace: z
