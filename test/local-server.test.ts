@@ -339,3 +339,27 @@ describe("local start after a kill -9", () => {
     expect(workers.total).toBe(1);
   });
 });
+
+// Found by trying the product: a first user who ran a job from the CLI (in-process, no server)
+// before the first `local start` never got the examples, which the README promises a fresh home.
+describe("local start after the CLI ran a job in-process", () => {
+  const home = mkdtempSync(join(tmpdir(), "jobhouse-cli-first-"));
+  const serverEnv = { ...process.env, SERVICE_HOME: home, SERVICE_API_TOKEN: "", SERVICE_SQL_URL: "", SERVICE_CH_URL: "" };
+  const servers: ChildProcess[] = [];
+  afterAll(() => {
+    for (const server of servers) if (server.exitCode === null) server.kill("SIGKILL");
+  });
+
+  it("registers the examples once, on the first server start", async () => {
+    const ran = spawnSync(process.execPath, [BIN, "run-job", "test/fixtures/jobs.ts:hello", "--json"], { env: serverEnv, encoding: "utf8" });
+    expect(ran.status, ran.stderr).toBe(0);
+    const first = await spawnLocalServer(serverEnv);
+    servers.push(first.server);
+    const names = async (url: string) => ((await (await fetch(`${url}/api/v0/registered-jobs`)).json()) as { items: { name: string }[] }).items.map((r) => r.name).sort();
+    expect(await names(first.url)).toEqual(["heartbeat", "primes", "sales"]);
+    const stopped = new Promise((resolve) => first.server.on("exit", resolve));
+    first.server.kill("SIGTERM");
+    await stopped;
+    expect(existsSync(join(home, "examples-offered"))).toBe(true);
+  });
+});

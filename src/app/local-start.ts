@@ -3,10 +3,13 @@
 
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
+import { existsSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { FastifyInstance } from "fastify";
 import { readApiToken, type Config } from "../core/config.js";
 import { unavailable, invalid } from "../core/errors.js";
+import { PRIVATE_FILE_MODE } from "../core/private-files.js";
 import { invoke, operationByName, operations, SYNTHETIC_ADMIN } from "../operations/index.js";
 import { buildHttpApp } from "../surfaces/rest/app.js";
 import { createMetrics } from "./metrics.js";
@@ -52,10 +55,11 @@ export async function startLocalServer(config: Config, options: LocalServerOptio
   const service = await openService(config, { longRunning: true });
   try {
     await invoke(operationByName.get("setup")!, {}, { ...service, principal: SYNTHETIC_ADMIN });
-    // A fresh home (no job ever registered or run) gets the examples, so the dashboard is never empty.
-    if (options.registerExamples !== false && (await isFreshStore(service))) {
+    // A home's first server start gets the examples, so the dashboard is never empty.
+    if (options.registerExamples !== false && (await examplesDue(service))) {
       const names = await registerExamples(service);
       if (names.length > 0) service.log.info(`registered the example jobs: ${names.join(", ")}`);
+      writeFileSync(examplesMarker(service.config), `${new Date().toISOString()}\n`, { mode: PRIVATE_FILE_MODE });
     }
     // chDB's lock is ours: tables a killed predecessor left half-made have no one to finish them.
     const orphans = await dropOrphanTables(service.db, await service.columns());
@@ -99,10 +103,16 @@ export async function startLocalServer(config: Config, options: LocalServerOptio
   }
 }
 
-async function isFreshStore({ db }: OpenedService): Promise<boolean> {
-  const registered = await db.selectFrom("registered_jobs").select("name").limit(1).executeTakeFirst();
-  const job = await db.selectFrom("jobs").select("id").limit(1).executeTakeFirst();
-  return !registered && !job;
+/** Written once a server offered the examples to its home: they are never offered again. */
+const examplesMarker = (config: Config) => join(config.home, "examples-offered");
+
+/**
+ * The examples are offered once per home, when nothing is registered yet. Jobs alone do not count:
+ * a first user may well run a job from the CLI (in-process, no server) before the first `local start`.
+ */
+async function examplesDue({ db, config }: OpenedService): Promise<boolean> {
+  if (existsSync(examplesMarker(config))) return false;
+  return !(await db.selectFrom("registered_jobs").select("name").limit(1).executeTakeFirst());
 }
 
 /** Runs until SIGINT/SIGTERM; resolves with the exit code. */
