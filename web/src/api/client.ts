@@ -41,9 +41,9 @@ export interface SharedToken {
 }
 
 export const REFRESH_TOKEN_KEY = "jobhouse.refresh_token";
+export const API_TOKEN_KEY = "jobhouse.api_token";
 /** How long a login waits for another tab's refresh to finish before it stores its tokens anyway. */
 const LOCK_PATIENCE_MS = 3_000;
-export const API_TOKEN_KEY = "jobhouse.api_token";
 const API = "/api/v0";
 
 type Listener = () => void;
@@ -134,18 +134,25 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
     }
   }
 
-  function signOutLocally() {
-    const had = accessToken !== null || storage.getItem(REFRESH_TOKEN_KEY) !== null || storage.getItem(API_TOKEN_KEY) !== null;
+  /** Forgets every credential this tab and the shared store hold. */
+  function forget() {
     accessToken = null;
     storage.removeItem(REFRESH_TOKEN_KEY);
     storage.removeItem(API_TOKEN_KEY);
     void writeShared(null);
+  }
+
+  function signOutLocally() {
+    const had = accessToken !== null || storage.getItem(REFRESH_TOKEN_KEY) !== null || storage.getItem(API_TOKEN_KEY) !== null;
+    forget();
     if (had) changed();
   }
 
-  function keep(pair: TokenPair) {
+  /** Keeps a new pair: the access token in memory, the refresh token in local storage and the shared store. */
+  async function keep(pair: TokenPair) {
     accessToken = pair.access_token;
     storage.setItem(REFRESH_TOKEN_KEY, pair.refresh_token);
+    await writeShared(pair.refresh_token);
   }
 
   /** One refresh at a time in this tab, and across tabs through `exclusive`; true when it worked. */
@@ -158,10 +165,8 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
       if (!refreshToken) return false;
       const response = await send("POST", "/auth/refresh", { refresh_token: refreshToken });
       if (!response.ok) return false;
-      const pair = (await response.json()) as TokenPair;
-      keep(pair);
-      // Committed before the lock is released: the next tab's turn reads this token.
-      await writeShared(pair.refresh_token);
+      // Committed to the shared store before the lock is released: the next tab's turn reads it.
+      await keep((await response.json()) as TokenPair);
       return true;
     })
       .catch(() => false)
@@ -220,8 +225,7 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
       const store = async () => {
         if (stored) return;
         stored = true;
-        keep(pair);
-        await writeShared(pair.refresh_token);
+        await keep(pair);
       };
       let timer: ReturnType<typeof setTimeout> | undefined;
       const patience = new Promise<void>((resolve) => (timer = setTimeout(resolve, LOCK_PATIENCE_MS))).then(store);
@@ -240,10 +244,7 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
       try {
         if (scheme === "users" && refreshToken) await send("POST", "/auth/logout", { refresh_token: refreshToken });
       } finally {
-        accessToken = null;
-        storage.removeItem(REFRESH_TOKEN_KEY);
-        storage.removeItem(API_TOKEN_KEY);
-        void writeShared(null);
+        forget();
         changed();
       }
     },
