@@ -31,9 +31,8 @@ export function createMcpEndpoint(operations: readonly AnyOperation[], version: 
   const serverFor = (ctx: OperationContext) => {
     const server = new Server({ name: "jobhouse", version }, { capabilities: { tools: {} }, instructions: INSTRUCTIONS });
     server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: listing }));
-    server.setRequestHandler(CallToolRequestSchema, async (request) =>
-      callTool(byName.get(request.params.name), request.params.name, request.params.arguments, ctx, log),
-    );
+    // A call of an unknown tool never gets here: invalidRequests answered it -32602.
+    server.setRequestHandler(CallToolRequestSchema, async (request) => callTool(byName.get(request.params.name)!, request.params.arguments, ctx, log));
     return server;
   };
 

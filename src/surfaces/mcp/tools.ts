@@ -41,8 +41,7 @@ function toolError(problem: ProblemBody): ToolResult {
   return { isError: true, content: [{ type: "text", text: JSON.stringify(problem) }] };
 }
 
-export async function callTool(op: AnyOperation | undefined, name: string, args: unknown, ctx: OperationContext, log: Logger): Promise<ToolResult> {
-  if (!op) return toolError({ title: "Not Found", status: 404, detail: `no tool is named "${name}"`, code: "not_found" });
+export async function callTool(op: AnyOperation, args: unknown, ctx: OperationContext, log: Logger): Promise<ToolResult> {
   try {
     const output = await invoke(op, args ?? {}, ctx);
     if (output === undefined) return { content: [{ type: "text", text: "{}" }], structuredContent: {} };
