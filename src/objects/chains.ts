@@ -113,11 +113,16 @@ export async function compileChain(ds: DataScope, node: ChainNode): Promise<Comp
   return { select: top.select, leaves, lineage: top.origin, sortSql: top.sortSql, operation: operations.join("+"), steps };
 }
 
+/** A SELECT's columns and their types, as ClickHouse plans it (DESCRIBE reads no row). */
+async function describeSelect(ds: DataScope, select: Sql): Promise<ColumnList> {
+  const rows = await ds.columns.query<{ name: string; type: string }>(sql`DESCRIBE TABLE (${select})`);
+  return rows.map((r) => ({ name: r.name, type: r.type }));
+}
+
 /** The column types of a chain's SELECT, in its columns' order. */
 async function chainTypes(ds: DataScope, input: Compiled, label: string): Promise<string[]> {
   try {
-    const rows = await ds.columns.query<{ name: string; type: string }>(sql`DESCRIBE TABLE (${input.select!})`);
-    const byName = new Map(rows.map((r) => [r.name, r.type]));
+    const byName = new Map((await describeSelect(ds, input.select!)).map((r) => [r.name, r.type]));
     return input.source.columns.map((c) => byName.get(c) ?? "unknown");
   } catch (error) {
     throw invalid(`${label}: ${((error as Error)?.message ?? String(error)).split("\n")[0]}`);
@@ -132,7 +137,7 @@ export async function explainChainFailure(ds: DataScope, chain: CompiledChain, e
   const message = (error as Error)?.message ?? String(error);
   for (const step of chain.steps) {
     try {
-      await ds.columns.query(sql`DESCRIBE TABLE (${step.select})`);
+      await describeSelect(ds, step.select);
     } catch {
       return invalid(`${step.label}: ${message.split("\n")[0]}`);
     }
@@ -153,11 +158,8 @@ export async function readSourceOf(ds: DataScope, node: ChainNode): Promise<Read
     sortSql: chain.sortSql,
     chain,
     columns: () =>
-      (columns ??= ds.columns.query<{ name: string; type: string }>(sql`DESCRIBE TABLE (${chain.select})`).then(
-        (rows) => rows.map((r) => ({ name: r.name, type: r.type })),
-        async (error: unknown) => {
-          throw await explainChainFailure(ds, chain, error);
-        },
-      )),
+      (columns ??= describeSelect(ds, chain.select).catch(async (error: unknown) => {
+        throw await explainChainFailure(ds, chain, error);
+      })),
   };
 }

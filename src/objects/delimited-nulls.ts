@@ -28,12 +28,14 @@ export function nullEmptyFields(nullable: readonly boolean[], delimiter: "," | "
   /** TSV: the last character was a backslash, so this one is part of the field (\t, \n, a real line feed). */
   let escaped = false;
 
+  /** The field just ended is an empty one of a nullable column, past the header (blank lines are skipped by callers). */
+  const endedEmptyNullable = () => !header && fieldLength === 0 && nullable[column] === true;
+
   const scan = (text: string): string => {
     let out = "";
     let from = 0;
     const emptyHere = (i: number) => {
-      // An empty field of a nullable column (the caller skips blank lines).
-      if (!header && fieldLength === 0 && nullable[column] === true) {
+      if (endedEmptyNullable()) {
         out += text.slice(from, i) + NULL;
         from = i;
       }
@@ -88,7 +90,7 @@ export function nullEmptyFields(nullable: readonly boolean[], delimiter: "," | "
       let rest = scan(decoder.end());
       // The last line without its line end: its last field ends with the file.
       if (inQuotes && quotePending) inQuotes = false;
-      if (!inQuotes && !header && column > 0 && fieldLength === 0 && nullable[column] === true) rest += NULL;
+      if (!inQuotes && column > 0 && endedEmptyNullable()) rest += NULL;
       done(null, rest);
     },
   });

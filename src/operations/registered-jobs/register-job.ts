@@ -9,6 +9,8 @@ import { defineOperation } from "../define.js";
 import { requireRegisteredJob } from "../lookups.js";
 import { toRegisteredJobView } from "../views.js";
 
+const nameTaken = (name: string) => conflict(`a job named "${name}" is already registered (to replace it: replace: true, or --replace on the CLI)`, "name_taken");
+
 export const registerJob = defineOperation({
   name: "register_job",
   summary: "Register a job entrypoint under a name, with an optional cron schedule and default kwargs",
@@ -60,12 +62,12 @@ export const registerJob = defineOperation({
       await upsertRegisteredJob(db, registration);
       return toRegisteredJobView(await requireRegisteredJob(db, name));
     }
-    if (await findRegisteredJob(db, name)) throw conflict(`a job named "${name}" is already registered (to replace it: replace: true, or --replace on the CLI)`, "name_taken");
+    if (await findRegisteredJob(db, name)) throw nameTaken(name);
     try {
       await insertRegisteredJob(db, registration);
     } catch (error) {
       // Two registrations raced past the check above; the database picked one.
-      if (isUniqueViolation(error)) throw conflict(`a job named "${name}" is already registered (to replace it: replace: true, or --replace on the CLI)`, "name_taken");
+      if (isUniqueViolation(error)) throw nameTaken(name);
       throw error;
     }
     return toRegisteredJobView(await requireRegisteredJob(db, name));
