@@ -4,6 +4,7 @@ import type { z } from "zod";
 import { forbidden, invalid } from "../core/errors.js";
 import type { OperationContext, Principal } from "./context.js";
 import { type Operation, requiredRole } from "./define.js";
+import { type OutputShaper, compileOutputShape } from "./output-shape.js";
 import { cacheKey } from "./result-cache.js";
 import { dropUnsetNulls } from "./schemas.js";
 
@@ -21,10 +22,21 @@ export async function invoke<I extends z.ZodType, O extends z.ZodType>(
   if (!parsed.success) throw invalid(describeIssues(parsed.error));
   const run = async () => {
     const result = await op.handler(parsed.data, ctx);
-    // A handler returning the wrong shape is a defect: parse throws and the surface answers 500.
-    return op.output.parse(result);
+    // A handler returning the wrong shape is a defect: the shaper throws and the surface answers 500.
+    return shaperOf(op)(result) as z.output<O>;
   };
   return op.cacheable ? ctx.results.through(ctx.db, () => cacheKey(op.name, parsed.data), run) : run();
+}
+
+// Compiled at an operation's first call: most processes call a few of the 40.
+const shapers = new WeakMap<Operation, OutputShaper>();
+function shaperOf(op: Operation): OutputShaper {
+  let shaper = shapers.get(op);
+  if (shaper === undefined) {
+    shaper = compileOutputShape(op.output, op.name);
+    shapers.set(op, shaper);
+  }
+  return shaper;
 }
 
 /**
