@@ -142,6 +142,22 @@ forEachBackend("the event stream", (backend) => {
     await lost.next("a resync", (e) => e.type === "resync");
   });
 
+  it("replays a followed task's missed end after its log's backlog, not before", async () => {
+    const before = await open();
+    const job = (await h.call("run_job", { name: entry("talkerJob"), kwargs: { lines: 4, everyMs: 20 } })) as { id: string };
+    const last = await before.next("the job's first event", (e) => e.type === "job.updated" && e.data.id === job.id);
+    before.close();
+    const done = await waitForJob(h, job.id);
+    const task = done.tasks.find((t) => t.name === "talker")!;
+
+    const resumed = await open(`?task_id=${task.id}`, { "last-event-id": last.id! });
+    await resumed.next("the task's end", (e) => e.type === "task.updated" && e.data.id === task.id && e.data.status === "COMPLETED");
+    const endAt = resumed.events.findIndex((e) => e.type === "task.updated" && e.data.status === "COMPLETED");
+    const lines = resumed.events.flatMap((e) => (e.type === "task.log" ? [e.data.text] : [])).join("");
+    for (let i = 1; i <= 4; i++) expect(lines, `line ${i}`).toContain(`INFO line ${i} `);
+    expect(resumed.events.findLastIndex((e) => e.type === "task.log")).toBeLessThan(endAt);
+  });
+
   it("hears what another process does to the store: a run and a cancel from the CLI", async () => {
     // The CLI opens its own service: on PostgreSQL its changes come by NOTIFY; on SQLite the
     // server finds them by looking every 2 s.

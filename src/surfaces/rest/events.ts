@@ -112,6 +112,9 @@ export function registerEventStream(
   });
 }
 
+/** One event of the hub, as subscribers receive it. */
+type HubEvent = Parameters<Parameters<ServiceContext["events"]["subscribe"]>[0]>[0]["events"][number];
+
 interface ConnectionOptions {
   jobId?: bigint;
   taskId?: bigint;
@@ -175,18 +178,23 @@ function openConnection(raw: ServerResponse, service: ServiceContext, options: C
     for (const event of events) {
       if (event.seq <= sentUpTo || !wanted(event.type, event.jobId, event.taskId)) continue;
       sentUpTo = event.seq;
-      if (!follower) send(event.frame);
-      else if (event.taskId !== taskId) inOrder(() => send(event.frame));
-      else {
-        // The followed task changed: its log so far first, then the change; a new attempt logs to a new file.
-        inOrder(async () => {
-          await pumpLog(true);
-          await follower.switchTo(event.attempt ?? 0);
-          send(event.frame);
-        });
-      }
+      deliver(event);
     }
   });
+
+  /** Sends a wanted event; with a followed log, in order with its lines. */
+  function deliver(event: HubEvent): void {
+    if (!follower) send(event.frame);
+    else if (event.taskId !== taskId) inOrder(() => send(event.frame));
+    else {
+      // The followed task changed: its log so far first, then the change; a new attempt logs to a new file.
+      inOrder(async () => {
+        await pumpLog(true);
+        await follower.switchTo(event.attempt ?? 0);
+        send(event.frame);
+      });
+    }
+  }
 
   send(`retry: ${RETRY_MS}\n: connected\n\n`);
   const missed = options.lastEventId === undefined ? undefined : hub.since(options.lastEventId);
@@ -194,7 +202,8 @@ function openConnection(raw: ServerResponse, service: ServiceContext, options: C
     sentUpTo = hub.lastSeq;
     send(`id: ${hub.lastId}\nevent: resync\ndata: ${JSON.stringify({ reason: "some events since Last-Event-ID are no longer held: refetch" })}\n\n`);
   } else if (missed !== undefined) {
-    for (const event of missed) if (wanted(event.type, event.jobId, event.taskId)) send(event.frame);
+    // Replayed as live events are: a followed task's end after its log's backlog, not before.
+    for (const event of missed) if (wanted(event.type, event.jobId, event.taskId)) deliver(event);
     sentUpTo = missed[missed.length - 1]?.seq ?? hub.lastSeq;
   } else {
     // A new client starts from now; an id with no data tells EventSource where it is.
