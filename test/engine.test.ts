@@ -209,6 +209,44 @@ forEachBackend("engine", (backend) => {
     expect(echoes.map((e) => e.result_ref)).toEqual([1, "two", [3]]);
   });
 
+  it("passes plain data shaped like a task or object reference along as the data it is", async () => {
+    const other = await runAndWait(h, entry("pipeline"), { n: 1 });
+    const cfg = { task_id: other.tasks[1]!.id, nested: [{ object: "customers" }, { $plain: { task_id: "4" } }] };
+    const job = await runAndWait(h, entry("lookalikes"), { cfg });
+    expect(job.status, JSON.stringify(job)).toBe("COMPLETED");
+    // The job's kwargs, as given (stored escaped, shown as they were sent).
+    expect(job.kwargs).toEqual({ cfg });
+    const described = job.tasks.filter((t) => t.name === "describe_value");
+    const [passed, fromReturn] = await Promise.all(described.map((t) => task(h, t.id)));
+    const sent = { cfg, inner: { task_id: "1" }, obj: { object: "customers" }, escape: { $plain: { task_id: "2" } } };
+    expect(passed!.kwargs).toEqual(sent);
+    expect(passed!.depends_on).toEqual([]);
+    expect(JSON.parse((passed!.result_ref as { seen: string }).seen)).toEqual(sent);
+    // A task's result of that shape reaches its dependent as data too.
+    expect(JSON.parse((fromReturn!.result_ref as { seen: string }).seen)).toEqual({ got: { task_id: "3" } });
+    const echoTask = job.tasks.find((t) => t.name === "echo")!;
+    expect((await task(h, echoTask.id)).result_ref).toEqual({ task_id: "3" });
+    // The entry returns a real reference beside the data it was given.
+    const entryTask = await task(h, job.tasks[0]!.id);
+    expect(entryTask.result_ref).toMatchObject({ passed: { task_id: passed!.id }, cfg });
+  });
+
+  it("refuses a result that JSON would change in silence, naming what it holds", async () => {
+    const cases: [string, string][] = [
+      ["nan", 'field "v" is NaN'],
+      ["map", 'field "m" is a Map'],
+      ["error", "the value is a Error"],
+      ["symbol", "the value is a symbol"],
+    ];
+    for (const [kind, message] of cases) {
+      const job = await runAndWait(h, entry("unstorableJob"), { kind });
+      expect(job.status, kind).toBe("FAILED");
+      const failed = job.tasks.find((t) => t.name === "unstorable")!;
+      expect(failed.error, kind).toContain("must be JSON-serializable");
+      expect(failed.error, kind).toContain(message);
+    }
+  });
+
   it("reads the log of the attempt asked for while a retry waits", async () => {
     const started = (await h.call("run_job", { name: entry("slowRetryJob") })) as { id: string };
     const waiting = await waitFor("the first attempt to fail", async () => {

@@ -1,6 +1,14 @@
 // References to task results inside arguments and results. A reference is stored as
 // {"task_id": "<id>"} (CONTRACT §4 result_ref); wherever one appears in a task's kwargs, that task
-// depends on the referenced one and receives its result in its place.
+// depends on the referenced one and receives its result in its place. A data object is stored as
+// {"object": "<name>"}.
+//
+// Plain data can have those shapes too (a config holding {"task_id": "42"}). Taken as a marker, it
+// would hand the task another task's result, or fail. So when a value is stored, a plain object
+// that looks like a marker (or like the escape itself) is stored escaped, {"$plain": {...}}, and
+// readers take an escaped object literally; views show it unescaped (`fromStoredJson`).
+
+import { DataObject } from "../objects/data-object.js";
 
 /** A scheduled task's future result; `T` is the result type, for the author's type checking. */
 export class TaskRef<T = unknown> {
@@ -26,6 +34,19 @@ function markerId(value: unknown): string | null {
   return typeof id === "string" && /^\d+$/.test(id) ? id : null;
 }
 
+/** The key of an escaped plain object: {"$plain": {"task_id": "42"}} is that object, not a marker. */
+export const ESCAPE_KEY = "$plain";
+
+/** The plain object an escape holds, or undefined when `value` is no escape. */
+export function escapedObject(value: unknown): Record<string, unknown> | undefined {
+  const inner = soleValue(value, ESCAPE_KEY);
+  return typeof inner === "object" && inner !== null && !Array.isArray(inner) ? (inner as Record<string, unknown>) : undefined;
+}
+
+/** Whether plain data has a shape that readers would take for a marker (or for an escape). */
+const looksLikeMarker = (value: unknown): boolean =>
+  markerId(value) !== null || typeof soleValue(value, "object") === "string" || escapedObject(value) !== undefined;
+
 /** Every task id referenced in a value (TaskRef objects or stored markers), without duplicates. */
 export function collectReferences(value: unknown, into = new Set<string>()): Set<string> {
   if (isTaskRef(value)) into.add(value.task_id);
@@ -33,12 +54,15 @@ export function collectReferences(value: unknown, into = new Set<string>()): Set
   else if (typeof value === "object" && value !== null) {
     const id = markerId(value);
     if (id) into.add(id);
-    else Object.values(value).forEach((v) => collectReferences(v, into));
+    else Object.values(escapedObject(value) ?? value).forEach((v) => collectReferences(v, into));
   }
   return into;
 }
 
-/** Replaces every stored marker by the referenced task's (already resolved) result. */
+/**
+ * Replaces every stored marker by the referenced task's (already resolved) result. Escapes stay:
+ * the value is still stored form, which the task's thread reads (`reviveObjects`).
+ */
 export function substituteReferences(value: unknown, results: ReadonlyMap<string, unknown>): unknown {
   if (Array.isArray(value)) return value.map((v) => substituteReferences(v, results));
   if (typeof value === "object" && value !== null) {
@@ -47,21 +71,58 @@ export function substituteReferences(value: unknown, results: ReadonlyMap<string
       if (!results.has(id)) throw new Error(`result of task ${id} is not available`);
       return results.get(id);
     }
-    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, substituteReferences(v, results)]));
+    const literal = escapedObject(value);
+    if (literal) return { [ESCAPE_KEY]: substituteEntries(literal, results) };
+    return substituteEntries(value as Record<string, unknown>, results);
   }
   return value;
 }
 
-/** JSON text of a value with TaskRefs as markers; throws a clear error for what JSON cannot hold. */
+const substituteEntries = (value: Record<string, unknown>, results: ReadonlyMap<string, unknown>) =>
+  Object.fromEntries(Object.entries(value).map(([k, v]) => [k, substituteReferences(v, results)]));
+
+/**
+ * JSON text of a value with TaskRefs and data objects as markers and marker-shaped plain objects
+ * escaped. Throws a clear error for what JSON would change in silence (NaN, a Map, an Error) or
+ * cannot hold (a function, a symbol).
+ */
 export function toStoredJson(value: unknown, what: string): string {
+  // Escapes made here: the object under one's key is stored as it is.
+  const escapes = new WeakSet<object>();
   try {
-    const text = JSON.stringify(value === undefined ? null : value, (_k, v: unknown) => {
+    return JSON.stringify(value === undefined ? null : value, function (this: Record<string, unknown>, key: string, v: unknown) {
       if (typeof v === "bigint") return v.toString();
-      if (typeof v === "function") throw new TypeError("a function");
-      return v;
+      if (typeof v === "function") throw new TypeError(`${described(key)} is a function`);
+      if (typeof v === "symbol") throw new TypeError(`${described(key)} is a symbol`);
+      if (typeof v === "number" && !Number.isFinite(v)) throw new TypeError(`${described(key)} is ${v}, which JSON has no number for`);
+      if (typeof v !== "object" || v === null) return v;
+      if (v instanceof Map || v instanceof Set || v instanceof WeakMap || v instanceof WeakSet || v instanceof Error) {
+        throw new TypeError(`${described(key)} is a ${v.constructor.name}, which JSON would store as {}: convert it to an object or array first`);
+      }
+      if (escapes.has(this) && key === ESCAPE_KEY) return v;
+      const original = this[key];
+      if (original instanceof TaskRef || original instanceof DataObject || !looksLikeMarker(v)) return v;
+      const escape = { [ESCAPE_KEY]: v };
+      escapes.add(escape);
+      return escape;
     });
-    return text;
   } catch (error) {
     throw new TypeError(`${what} must be JSON-serializable: ${(error as Error).message}`);
   }
+}
+
+const described = (key: string): string => (key === "" ? "the value" : `field ${JSON.stringify(key)}`);
+
+/** A stored value as its author gave it: escapes replaced by the objects they hold (for views). */
+export function fromStoredJson(text: string): unknown {
+  const value = JSON.parse(text) as unknown;
+  return text.includes(`"${ESCAPE_KEY}"`) ? unescapeValue(value) : value;
+}
+
+// From the top down: an escape's object is taken literally, even when it is an escape's shape.
+function unescapeValue(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(unescapeValue);
+  if (typeof value !== "object" || value === null) return value;
+  const literal = escapedObject(value) ?? (value as Record<string, unknown>);
+  return Object.fromEntries(Object.entries(literal).map(([k, v]) => [k, unescapeValue(v)]));
 }

@@ -1,8 +1,9 @@
-// Turns {"object": "<name>"} in task arguments back into DataObjects bound to the running task.
+// Turns {"object": "<name>"} in task arguments back into DataObjects bound to the running task, and
+// escaped plain objects back into themselves: what the task's function receives.
 
 import { DataObject } from "../objects/data-object.js";
 import type { DataPlane } from "../objects/data-plane.js";
-import { soleValue } from "./references.js";
+import { escapedObject, soleValue } from "./references.js";
 
 const objectName = (value: unknown): string | null => {
   const name = soleValue(value, "object");
@@ -14,7 +15,9 @@ export async function reviveObjects(value: unknown, plane: DataPlane): Promise<u
   if (typeof value === "object" && value !== null) {
     const name = objectName(value);
     if (name !== null) return new DataObject(await plane.find(name));
-    const entries = await Promise.all(Object.entries(value).map(async ([k, v]) => [k, await reviveObjects(v, plane)] as const));
+    // An escaped plain object is itself, whatever its shape (references.ts).
+    const literal = escapedObject(value) ?? value;
+    const entries = await Promise.all(Object.entries(literal).map(async ([k, v]) => [k, await reviveObjects(v, plane)] as const));
     return Object.fromEntries(entries);
   }
   return value;

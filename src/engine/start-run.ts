@@ -4,6 +4,7 @@
 // scheduler alike, and by anything later that starts runs.
 
 import { ENTRY_IDENTITY } from "./task-identity.js";
+import { toStoredJson } from "./references.js";
 import { MAX_PENDING_NOTICES, enqueueFailureNotification } from "../store/failure-notifications.js";
 import type { Clock } from "../core/clock.js";
 import type { Config, PreservationModeName } from "../core/config.js";
@@ -109,7 +110,8 @@ export async function startRunIf(
 ): Promise<JobRow | null> {
   const now = clock.now();
   const jobId = ids.next();
-  const kwargs = JSON.stringify(run.kwargs);
+  // Plain JSON from a request; a marker-shaped object in it is data, so it is stored escaped.
+  const kwargs = toStoredJson(run.kwargs, "kwargs");
   const job: JobRow = {
     id: jobId,
     name: run.name,

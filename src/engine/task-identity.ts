@@ -16,7 +16,7 @@ import { createHash } from "node:crypto";
 import { canonical } from "../core/canonical.js";
 import type { Store } from "../store/db.js";
 import type { NewChild } from "../store/transitions.js";
-import { collectReferences, soleValue } from "./references.js";
+import { ESCAPE_KEY, collectReferences, escapedObject, soleValue } from "./references.js";
 
 /** The entry task's identity: every run's graph grows from it. */
 export const ENTRY_IDENTITY = "entry";
@@ -35,7 +35,9 @@ function withIdentities(value: unknown, identityOf: (taskId: string) => string |
   if (value === null || typeof value !== "object") return value;
   const id = soleValue(value, "task_id");
   if (typeof id === "string" && /^\d+$/.test(id)) return { task: identityOf(id) };
-  return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, withIdentities(v, identityOf)]));
+  const entriesOf = (object: object) => Object.fromEntries(Object.entries(object).map(([k, v]) => [k, withIdentities(v, identityOf)]));
+  const literal = escapedObject(value);
+  return literal ? { [ESCAPE_KEY]: entriesOf(literal) } : entriesOf(value);
 }
 
 /**
@@ -69,7 +71,7 @@ function objectNames(value: unknown, into: Set<string> = new Set()): Set<string>
   const name = soleValue(value, "object");
   if (typeof name === "string") into.add(name);
   else if (Array.isArray(value)) value.forEach((v) => objectNames(v, into));
-  else if (value !== null && typeof value === "object") Object.values(value).forEach((v) => objectNames(v, into));
+  else if (value !== null && typeof value === "object") Object.values(escapedObject(value) ?? value).forEach((v) => objectNames(v, into));
   return into;
 }
 

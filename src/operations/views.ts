@@ -1,6 +1,7 @@
 // Store rows to wire views (CONTRACT §2: ids as strings, timestamps as ISO 8601 UTC).
 
 import { toIso } from "../core/clock.js";
+import { fromStoredJson } from "../engine/references.js";
 import type { UserView } from "../models/auth.js";
 import type { JobView, RegisteredJobView } from "../models/jobs.js";
 import type { JobTaskView, TaskDetail, TaskView } from "../models/tasks.js";
@@ -13,6 +14,9 @@ const idOrNull = (id: bigint | null): string | null => (id === null ? null : id.
 const iso = (ms: bigint | number): string => toIso(ms)!;
 
 export const parseJson = <T>(text: string | null, fallback: T): T => (text === null ? fallback : (JSON.parse(text) as T));
+
+/** A task's or job's kwargs or result as its author gave them (stored escapes undone). */
+export const authoredJson = <T>(text: string | null, fallback: T): T => (text === null ? fallback : (fromStoredJson(text) as T));
 
 export function toJobView(row: JobSummaryRow, counts: { total: number; completed: number }): JobView {
   return {
@@ -41,8 +45,8 @@ export function toJobTaskView(row: TaskSummaryRow, dependsOn: string[]): JobTask
 
 export function toTaskDetail(row: TaskRow, dependsOn: string[]): TaskDetail {
   return taskViewWith(row, {
-    kwargs: parseJson<unknown>(row.kwargs, {}),
-    result_ref: parseJson(row.result_ref, null),
+    kwargs: authoredJson<unknown>(row.kwargs, {}),
+    result_ref: authoredJson(row.result_ref, null),
     log_path: row.log_path,
     worker_id: idOrNull(row.worker_id),
     max_attempts: Number(row.max_attempts),

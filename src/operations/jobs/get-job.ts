@@ -6,7 +6,7 @@ import { JobDetail, JobTasksPage } from "../../models/jobs.js";
 import { pageTasksOfJobWithDependencies } from "../../store/tasks.js";
 import { defineOperation } from "../define.js";
 import { requireJobWithCounts } from "../lookups.js";
-import { parseJson, toJobView, toJobTaskView } from "../views.js";
+import { authoredJson, toJobView, toJobTaskView } from "../views.js";
 
 export const getJob = defineOperation({
   name: "get_job",
@@ -27,8 +27,8 @@ export const getJob = defineOperation({
     const end = job.completed_at === null ? clock.now() : Number(job.completed_at);
     return Object.assign(toJobView(job, counts), {
       entrypoint: job.entrypoint,
-      kwargs: parseJson(job.kwargs, {}),
-      result_ref: parseJson(job.result_ref, null),
+      kwargs: authoredJson(job.kwargs, {}),
+      result_ref: authoredJson(job.result_ref, null),
       tasks: tasks.map((task) => toJobTaskView(task, task.dependsOn)),
       tasks_next_cursor: nextCursor,
       duration_ms: job.started_at === null ? null : Math.max(0, end - Number(job.started_at)),

@@ -6,6 +6,7 @@ import { canonical } from "../../core/canonical.js";
 import { conflict, invalid, notFound } from "../../core/errors.js";
 import type { PreservationModeName } from "../../core/config.js";
 import { isEntrypoint } from "../../engine/entrypoints.js";
+import { fromStoredJson } from "../../engine/references.js";
 import { type RunRequest, planRun, runsGateOf, startRun, startRunIf } from "../../engine/start-run.js";
 import { claimIdempotencyKey, findIdempotencyKey } from "../../store/idempotency-keys.js";
 import { countTasksOfJob, findJobById } from "../../store/jobs.js";
@@ -85,7 +86,7 @@ async function planRerun(of: bigint, from: "failed" | "all", { db, config, jobs 
   if (old.status === "PENDING" || old.status === "RUNNING") throw conflict(`job ${of} is still ${old.status}: re-run it once it has ended`, "job_not_finished");
   const plan = await planRun(jobs, config, {
     entrypoint: old.entrypoint,
-    kwargs: JSON.parse(old.kwargs) as Record<string, unknown>,
+    kwargs: fromStoredJson(old.kwargs) as Record<string, unknown>,
     runType: "MANUAL",
     preservationMode: old.preservation_mode as PreservationModeName,
   });
