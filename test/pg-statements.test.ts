@@ -88,3 +88,42 @@ describe.skipIf(!onPostgres)("PostgreSQL statements described once", () => {
     expect((await pick("d")).rows).toEqual([{ first_value: "d" }]);
   });
 });
+
+describe.skipIf(!onPostgres)("a PostgreSQL connection ended under the store", () => {
+  it("is dropped from the pool, not the process's end; the next statement reconnects", async () => {
+    const { openStore } = await import("../src/store/db.js");
+    const { sql } = await import("kysely");
+    const application = `ended_${process.pid}_${Date.now().toString(36)}`;
+    const url = new URL(PG_URL);
+    url.searchParams.set("application_name", application);
+    const db = openStore({ dialect: "postgres", location: url.toString() }, { poolSize: 2 });
+    const admin = new pg.Client({ connectionString: PG_URL });
+    await admin.connect();
+    try {
+      const pid = async () => (await sql<{ pid: number }>`select pg_backend_pid() as pid`.execute(db)).rows[0]!.pid;
+      // Two connections: one stays idle, the other is taken by the transaction below.
+      await Promise.all([sql`select pg_sleep(0.05)`.execute(db), sql`select pg_sleep(0.05)`.execute(db)]);
+      const before = await pid();
+      // An idle connection and one inside an open transaction, both ended by the server.
+      let inTransaction: Promise<unknown> | undefined;
+      let held = (): void => undefined;
+      const holding = new Promise<void>((resolve) => (held = resolve));
+      inTransaction = db.transaction().execute(async (tx) => {
+        await sql`select 1`.execute(tx);
+        held();
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        await sql`select 1`.execute(tx);
+      });
+      await holding;
+      const ended = await admin.query("select pg_terminate_backend(pid) from pg_stat_activity where application_name = $1", [application]);
+      expect(ended.rowCount).toBeGreaterThanOrEqual(2);
+      await expect(inTransaction).rejects.toThrow();
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      // Still here (an unheard 'error' would have ended the test process) and answering.
+      expect(await pid()).not.toBe(before);
+    } finally {
+      await admin.end();
+      await db.destroy();
+    }
+  });
+});

@@ -149,6 +149,12 @@ function openPostgres(connectionString: string, options: OpenStoreOptions): Stor
     max: options.poolSize ?? 10,
     ...(options.pgSchema ? { options: `-c search_path=${options.pgSchema}` } : {}),
   });
+  // A connection PostgreSQL ends (a restart, pg_terminate_backend, a network cut) emits 'error',
+  // and an unheard 'error' ends the process. The pool drops such a connection (an idle one at
+  // once, one in use when it is released) and the next statement opens a new one; a statement
+  // that was running fails to its caller as any failed statement does.
+  pool.on("error", () => undefined);
+  pool.on("connect", (client) => client.on("error", () => undefined));
   pool.on("connect", usePreparedStatements);
   // Queued before the connection's first query (a connection string's own options would override
   // startup options given here).
