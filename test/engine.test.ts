@@ -211,7 +211,8 @@ forEachBackend("engine", (backend) => {
 
   it("passes plain data shaped like a task or object reference along as the data it is", async () => {
     const other = await runAndWait(h, entry("pipeline"), { n: 1 });
-    const cfg = { task_id: other.tasks[1]!.id, nested: [{ object: "customers" }, { $plain: { task_id: "4" } }] };
+    // ({"object": name} in a run's kwargs names a data object: test/data-plane.test.ts.)
+    const cfg = { task_id: other.tasks[1]!.id, nested: [{ $plain: { task_id: "4" } }, { task_id: "5", more: 1 }] };
     const job = await runAndWait(h, entry("lookalikes"), { cfg });
     expect(job.status, JSON.stringify(job)).toBe("COMPLETED");
     // The job's kwargs, as given (stored escaped, shown as they were sent).

@@ -44,8 +44,15 @@ export function escapedObject(value: unknown): Record<string, unknown> | undefin
 }
 
 /** Whether plain data has a shape that readers would take for a marker (or for an escape). */
-const looksLikeMarker = (value: unknown): boolean =>
-  markerId(value) !== null || typeof soleValue(value, "object") === "string" || escapedObject(value) !== undefined;
+const looksLikeMarker = (value: unknown, objectNames: ObjectNames): boolean =>
+  markerId(value) !== null || (objectNames === "data" && typeof soleValue(value, "object") === "string") || escapedObject(value) !== undefined;
+
+/**
+ * What a plain {"object": "<name>"} means: data, in values task code makes (its data objects are
+ * DataObjects); the object of that name, in a run's kwargs sent from outside (JSON has no other
+ * way to name one).
+ */
+export type ObjectNames = "data" | "references";
 
 /** Every task id referenced in a value (TaskRef objects or stored markers), without duplicates. */
 export function collectReferences(value: unknown, into = new Set<string>()): Set<string> {
@@ -86,7 +93,7 @@ const substituteEntries = (value: Record<string, unknown>, results: ReadonlyMap<
  * escaped. Throws a clear error for what JSON would change in silence (NaN, a Map, an Error) or
  * cannot hold (a function, a symbol).
  */
-export function toStoredJson(value: unknown, what: string): string {
+export function toStoredJson(value: unknown, what: string, objectNames: ObjectNames = "data"): string {
   // Escapes made here: the object under one's key is stored as it is.
   const escapes = new WeakSet<object>();
   try {
@@ -101,7 +108,7 @@ export function toStoredJson(value: unknown, what: string): string {
       }
       if (escapes.has(this) && key === ESCAPE_KEY) return v;
       const original = this[key];
-      if (original instanceof TaskRef || original instanceof DataObject || !looksLikeMarker(v)) return v;
+      if (original instanceof TaskRef || original instanceof DataObject || !looksLikeMarker(v, objectNames)) return v;
       const escape = { [ESCAPE_KEY]: v };
       escapes.add(escape);
       return escape;

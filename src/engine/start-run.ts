@@ -110,8 +110,9 @@ export async function startRunIf(
 ): Promise<JobRow | null> {
   const now = clock.now();
   const jobId = ids.next();
-  // Plain JSON from a request; a marker-shaped object in it is data, so it is stored escaped.
-  const kwargs = toStoredJson(run.kwargs, "kwargs");
+  // JSON from a request: {"object": name} names a data object for the job; a task marker's shape
+  // is data, stored escaped (references.ts).
+  const kwargs = toStoredJson(run.kwargs, "kwargs", "references");
   const job: JobRow = {
     id: jobId,
     name: run.name,
