@@ -125,6 +125,20 @@ forEachBackend("data plane", (backend) => {
     expect((await (await sales.distinct(["product"])).rows()).map((r) => r.product).sort()).toEqual(["a", "b"]);
     expect(await sales.scalar("sum(amount)")).toBe(80);
     expect(await sales.scalar("uniqExact(region)")).toBe(3);
+    // An output named as an input column does not shadow it in the other expressions (an alias is
+    // visible in its whole SELECT), and a column named like scalar's own aliases reads as itself.
+    const renamed = await (await sales.filter("region = 'east'")).select({ amount: "amount * 2", plus_one: "amount + 1" });
+    expect(await renamed.rows()).toEqual([{ amount: 80, plus_one: 41 }]);
+    const sums = await sales.groupBy("region").agg({ amount: "sum(amount)", avg_amount: "avg(amount)" });
+    expect((await (await sums.sort("region")).rows()).map((r) => [r.region, r.amount, r.avg_amount])).toEqual([
+      ["east", 40, 40],
+      ["north", 15, 7.5],
+      ["south", 25, 25],
+    ]);
+    const named = await create({ type: ["a", "b", "b"], value: [1, 2, 3] }, { name: "typed_names" });
+    expect(await named.scalar("max(type)")).toBe("b");
+    expect(await named.scalar("uniqExact(type)")).toBe(2);
+    expect(await named.scalar("sum(value)")).toBe(6);
     // The registry keeps the measured count (no column-store statement on the next read) until an
     // append, after which the count is measured again.
     expect((await detail(sales.name)).row_count).toBe(4);

@@ -65,10 +65,32 @@ export function filter(src: Source, condition: string): Derivation {
 export function project(src: Source, outputs: Record<string, string>): Derivation {
   const entries = Object.entries(outputs);
   if (entries.length === 0) throw new TypeError("select needs at least one column");
-  const parts = entries.map(([out, expr]) => sql`${checkExpression(expr)} AS ${ident(checkColumnName(out))}`);
   const lineage: ColumnLineage = {};
   for (const [out, expr] of entries) lineage[out] = columnsUsed(expr, src.columns).map((c) => [0, c]);
-  return { select: sql`SELECT ${list(parts)} FROM ${src.ref}`, lineage };
+  if (!redefinesColumn(entries, src.columns)) {
+    const parts = entries.map(([out, expr]) => sql`${checkExpression(expr)} AS ${ident(checkColumnName(out))}`);
+    return { select: sql`SELECT ${list(parts)} FROM ${src.ref}`, lineage };
+  }
+  const { inner, outer } = computedColumns(entries);
+  return { select: sql`SELECT ${list(outer)} FROM (SELECT ${list(inner)} FROM ${src.ref})`, lineage };
+}
+
+/** Whether an output takes the name of an input column with another value (`amount: "amount * 2"`). */
+const redefinesColumn = (entries: [string, string][], columns: readonly string[]): boolean =>
+  entries.some(([out, expr]) => columns.includes(out) && expr.trim() !== out && expr.trim() !== `\`${out}\``);
+
+/**
+ * Expressions computed under aliases no column has, then renamed to their outputs one level up:
+ * for outputs that redefine an input column. In ClickHouse an alias is visible everywhere in its
+ * SELECT, so `{amount: "amount * 2", plus: "amount + 1"}` in one level would read the doubled
+ * amount in `plus` (and `sum(amount) AS amount` beside `avg(amount)` nests one aggregate in
+ * another). Every release we run does this; only newer ones have a setting against it. Without
+ * such an output the SELECT stays one level, where an output may name another (`c: "b + 1"`).
+ */
+function computedColumns(entries: [string, string][]): { inner: Sql[]; outer: Sql[] } {
+  const inner = entries.map(([, expr], i) => sql`${checkExpression(expr)} AS ${ident(`__jobhouse_${i}`)}`);
+  const outer = entries.map(([out], i) => sql`${ident(`__jobhouse_${i}`)} AS ${ident(checkColumnName(out))}`);
+  return { inner, outer };
 }
 
 export function aggregate(src: Source, keys: string[], aggregates: Record<string, string>): Derivation {
@@ -77,11 +99,16 @@ export function aggregate(src: Source, keys: string[], aggregates: Record<string
   if (missing.length) throw new TypeError(`group by: no column ${missing.join(", ")}`);
   const entries = Object.entries(aggregates);
   if (entries.length === 0) throw new TypeError("agg needs at least one aggregate, e.g. {total: \"sum(amount)\"}");
-  const parts = [...keys.map((k) => ident(k)), ...entries.map(([out, expr]) => sql`${checkExpression(expr)} AS ${ident(checkColumnName(out))}`)];
   const lineage: ColumnLineage = sameColumns(keys);
   for (const [out, expr] of entries) lineage[out] = columnsUsed(expr, src.columns).map((c) => [0, c]);
   const groupBy = keys.length ? sql` GROUP BY ${columnsOf(keys)}` : raw("");
-  return { select: sql`SELECT ${list(parts)} FROM ${src.ref}${groupBy}`, lineage };
+  const keyColumns = keys.map((k) => ident(k));
+  if (!redefinesColumn(entries, src.columns)) {
+    const parts = [...keyColumns, ...entries.map(([out, expr]) => sql`${checkExpression(expr)} AS ${ident(checkColumnName(out))}`)];
+    return { select: sql`SELECT ${list(parts)} FROM ${src.ref}${groupBy}`, lineage };
+  }
+  const { inner, outer } = computedColumns(entries);
+  return { select: sql`SELECT ${list([...keyColumns, ...outer])} FROM (SELECT ${list([...keyColumns, ...inner])} FROM ${src.ref}${groupBy})`, lineage };
 }
 
 /** "outer" is "full" by its other common name. */

@@ -206,11 +206,15 @@ export async function readRows(ds: DataScope, source: ReadSource, options: { lim
 }
 
 export async function readScalar(ds: DataScope, source: ReadSource, expression: Sql): Promise<unknown> {
-  // The value's type comes along, so a 64-bit result is read exactly.
-  const rows = await ds.columns.query<{ value: unknown; type: string }>(sql`SELECT ${expression} AS value, toTypeName(value) AS type FROM ${source.from} LIMIT 1`);
+  // The value's type comes along, so a 64-bit result is read exactly. The aliases are no names an
+  // author's column would have: an alias shadows a column of its name inside the expression
+  // (`max(type)` read the type's name), or makes it cyclic on 18.16.
+  const rows = await ds.columns.query<{ __jobhouse_value: unknown; __jobhouse_type: string }>(
+    sql`SELECT ${expression} AS __jobhouse_value, toTypeName(__jobhouse_value) AS __jobhouse_type FROM ${source.from} LIMIT 1`,
+  );
   const row = rows[0];
   if (!row) return null;
-  return readConverter(row.type)?.(row.value) ?? row.value;
+  return readConverter(row.__jobhouse_type)?.(row.__jobhouse_value) ?? row.__jobhouse_value;
 }
 
 /** The object a name means for this scope's job (its job object, else global, else a temp table). */
