@@ -105,10 +105,9 @@ describe.skipIf(!onPostgres)("a PostgreSQL connection ended under the store", ()
       await Promise.all([sql`select pg_sleep(0.05)`.execute(db), sql`select pg_sleep(0.05)`.execute(db)]);
       const before = await pid();
       // An idle connection and one inside an open transaction, both ended by the server.
-      let inTransaction: Promise<unknown> | undefined;
       let held = (): void => undefined;
       const holding = new Promise<void>((resolve) => (held = resolve));
-      inTransaction = db.transaction().execute(async (tx) => {
+      const inTransaction = db.transaction().execute(async (tx) => {
         await sql`select 1`.execute(tx);
         held();
         await new Promise((resolve) => setTimeout(resolve, 300));
