@@ -195,3 +195,39 @@ forEachBackend("entrypoint confinement", (backend) => {
     expect((await h.http("POST", "/api/v0/jobs:run", { name: "test/fixtures/jobs.ts:pipeline" })).status).toBe(422);
   });
 });
+
+// A job root below the working directory (a worker started in `/`, or in the server's folder):
+// task entrypoints were stored relative to the working directory, which no root resolves, so every
+// task after the entry failed. Examples run from any folder as `examples/<file>`.
+forEachBackend("entrypoints stored relative to their job root", (backend) => {
+  let h: Harness;
+  let engine: EngineRuntime;
+  let root: string;
+  beforeAll(async () => {
+    root = mkdtempSync(join(process.cwd(), ".test-jobs-root-"));
+    writeFileSync(
+      join(root, "pipeline.ts"),
+      `import { job, task } from "jobhouse";\nexport const add = task("add", async ({ a, b }: { a: number; b: number }) => a + b);\nexport const sums = job("sums", async () => add({ a: await add({ a: 1, b: 2 }), b: 3 }));\n`,
+    );
+    h = await startHarness(backend, { SERVICE_JOBS_PATH: root });
+    engine = await withEngine(h);
+  });
+  afterAll(async () => {
+    await engine?.stop();
+    await h?.close();
+    rmSync(root, { recursive: true, force: true });
+  });
+
+  it("runs a job's tasks from a root inside the working directory, and the examples from anywhere", async () => {
+    const run = (await h.call("run_job", { name: "pipeline.ts:sums" })) as { id: string };
+    const job = await waitForJob(h, run.id);
+    expect(job.status, job.error ?? "").toBe("COMPLETED");
+    expect(job.tasks.filter((t) => t.name === "add").map((t) => t.entrypoint)).toEqual(["pipeline.ts:add", "pipeline.ts:add"]);
+
+    const primes = (await h.call("run_job", { name: "examples/primes.ts:countPrimes", kwargs: { limit: 1000, chunks: 2 } })) as { id: string };
+    const done = await waitForJob(h, primes.id);
+    expect(done.status, done.error ?? "").toBe("COMPLETED");
+    // (jobhouse:… are the SDK's built-in tasks, such as map's gather.)
+    expect(new Set(done.tasks.map((t) => t.entrypoint.split(":")[0]).filter((module) => module !== "jobhouse"))).toEqual(new Set(["examples/primes.ts"]));
+  });
+});

@@ -15,6 +15,8 @@ const FILE_EXTENSIONS = [".ts", ".mts", ".js", ".mjs"];
 
 /** This installation's examples: always runnable, wherever the server was started. */
 const EXAMPLES_ROOT = fileURLToPath(new URL("../../examples/", import.meta.url));
+/** Examples are written `examples/<file>`, relative to this package, when no job root holds them. */
+const EXAMPLES_PREFIX = "examples/";
 
 /**
  * Where entrypoint modules may come from (CONTRACT §4, issue "confined entrypoints"): files under
@@ -69,6 +71,7 @@ export function moduleUrl(module: string): string {
   }
   const roots = [...jobRoots, EXAMPLES_ROOT].map(realRoot).filter((root): root is string => root !== null);
   const candidates = isAbsolute(module) ? [module] : jobRoots.map((root) => resolve(root, module));
+  if (module.startsWith(EXAMPLES_PREFIX)) candidates.push(resolve(EXAMPLES_ROOT, module.slice(EXAMPLES_PREFIX.length)));
   for (const candidate of candidates) {
     if (!existsSync(candidate)) continue;
     // Symlinks and `..` are resolved before the check: the file itself must live under a root.
@@ -85,12 +88,22 @@ export function moduleUrl(module: string): string {
   throw invalid(`module file "${module}" does not exist under the job roots`);
 }
 
-/** How a module is written in stored entrypoints: relative to the working directory when inside it. */
-export function displayModule(url: string, cwd = process.cwd()): string {
+/**
+ * How a module is written in stored entrypoints, so that moduleUrl finds it again in any process of
+ * the deployment: relative to the first job root that holds it (a worker started in `/` with
+ * SERVICE_JOBS_PATH set stored paths relative to `/`, which no root resolved), `examples/<file>` for
+ * this package's examples, else absolute.
+ */
+export function displayModule(url: string): string {
   if (!url.startsWith("file:")) return url;
   const path = fileURLToPath(url);
-  const rel = relative(realRoot(cwd) ?? cwd, path);
-  return rel.startsWith("..") || isAbsolute(rel) ? path : rel;
+  for (const root of jobRoots) {
+    const real = realRoot(root);
+    if (real !== null && insideOf(real, path)) return relative(real, path);
+  }
+  const examples = realRoot(EXAMPLES_ROOT);
+  if (examples !== null && insideOf(examples, path)) return EXAMPLES_PREFIX + relative(examples, path).split(sep).join("/");
+  return path;
 }
 
 /**
