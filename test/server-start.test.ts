@@ -191,6 +191,31 @@ describe.runIf(distributed)("server start in distributed mode", () => {
     }
   });
 
+  // A mistyped database name made a database of its own in every process that opened it, where a
+  // worker's tables then went, out of the server's sight.
+  it("worker start, background start and the commands refuse a ClickHouse database that does not exist; migrate creates it", () => {
+    const run = (args: string[], extra: Record<string, string>) =>
+      spawnSync(process.execPath, [BIN, ...args], { env: { ...env, ...extra }, encoding: "utf8", timeout: 30_000 });
+    const typo = new URL(env.SERVICE_CH_URL!);
+    typo.pathname = `/typo_${process.pid}_${Date.now().toString(36)}`;
+    const database = typo.pathname.slice(1);
+    const exists = () => execFileSync("curl", ["-s", `${typo.protocol}//${typo.host}/?query=${encodeURIComponent(`SELECT count() FROM system.databases WHERE name = '${database}'`)}`], { encoding: "utf8" }).trim();
+    for (const args of [["worker", "start"], ["background", "start"], ["data", "list"]]) {
+      const refused = run(args, { SERVICE_CH_URL: typo.toString() });
+      expect(refused.status, args.join(" ")).toBe(10);
+      expect(refused.stderr.trim().split("\n"), args.join(" ")).toHaveLength(1);
+      expect(refused.stderr).toContain(`ClickHouse database "${database}" does not exist`);
+    }
+    expect(exists()).toBe("0");
+    try {
+      expect(run(["migrate"], { SERVICE_CH_URL: typo.toString() }).status).toBe(0);
+      expect(exists()).toBe("1");
+      expect(run(["data", "list"], { SERVICE_CH_URL: typo.toString() }).status).toBe(0);
+    } finally {
+      execFileSync("curl", ["-s", `${typo.protocol}//${typo.host}/`, "--data-binary", `DROP DATABASE IF EXISTS ${database}`]);
+    }
+  });
+
   // A wrong ClickHouse password: server start said "unexpected failure: Code: 193, e.displayText() = …"
   // over two lines, and worker start started (its /ping asked for no credentials), to fail every data task.
   it("refuses ClickHouse credentials the server does not accept in one line, password hidden", () => {

@@ -4,6 +4,7 @@
 import { Argument, Command, CommanderError } from "commander";
 import { ConfigError, colorWanted, digitsValue, loadConfig, type Config } from "../core/config.js";
 import { ERROR_KINDS, EXIT_CODES, invalid, isServiceError } from "../core/errors.js";
+import { openColumnStore } from "../data/client.js";
 import { type AnyOperation, SYNTHETIC_ADMIN, invoke, operations } from "../operations/index.js";
 import { EXIT_JOB_NOT_COMPLETED, JobNotCompleted, addOperationCommands, type Caller, examplesHelp } from "../surfaces/cli/program.js";
 import { openService, type OpenedService } from "./context.js";
@@ -253,7 +254,7 @@ function addLifecycleCommands(
 
   program
     .command("migrate")
-    .description("Bring the SQL schema up to date")
+    .description("Bring the SQL schema up to date and create the ClickHouse database if missing")
     // SPEC: --json on every command group; the field is setup's, which migrates the same way.
     .option("--json", "print the result as JSON: {migrations_applied: [names]}")
     .addHelpText("after", examplesHelp(["SERVICE_SQL_URL=postgres://jobhouse@db/jobhouse jobhouse migrate"]))
@@ -266,6 +267,11 @@ function addLifecycleCommands(
         const applied = await migrateToLatest(db).catch((error: unknown) => {
           throw asStoreRefusal(config, "sql", error);
         });
+        // The ClickHouse database is the schema's too: made here, so workers and the CLI find it.
+        const columns = await openColumnStore(config.ch, { create: true }).catch((error: unknown) => {
+          throw asStoreRefusal(config, "clickhouse", error);
+        });
+        await columns.close();
         if (options.json) streams.out(JSON.stringify({ migrations_applied: applied }, null, 2));
         else streams.out(applied.length ? `Applied ${applied.join(", ")}` : "Schema is up to date");
       } finally {

@@ -38,6 +38,11 @@ export interface OpenServiceOptions {
   longRunning?: boolean;
   /** A worker process: its SQL connections run only the engine's statements (OpenStoreOptions.engine). */
   engine?: boolean;
+  /**
+   * The process that owns the deployment's schema (server start): it creates the ClickHouse
+   * database when missing. Others find it or are refused (chDB's is always created).
+   */
+  createsColumnDatabase?: boolean;
 }
 
 const LEASE_TTL_MS = 10 * 60_000;
@@ -57,7 +62,7 @@ export async function openService(config: Config, options: OpenServiceOptions = 
   let columnStore: Promise<ColumnStore> | undefined;
   // A ClickHouse that does not answer is one line naming it; the next call tries again.
   const columns = () =>
-    (columnStore ??= openColumnStore(config.ch).catch((error: unknown) => {
+    (columnStore ??= openColumnStore(config.ch, { create: config.ch.engine === "chdb" || options.createsColumnDatabase === true }).catch((error: unknown) => {
       columnStore = undefined;
       throw asStoreRefusal(config, "clickhouse", error);
     }));

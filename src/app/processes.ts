@@ -4,6 +4,7 @@
 
 import type { Config } from "../core/config.js";
 import { invalid, isServiceError, unavailable } from "../core/errors.js";
+import { openColumnStore } from "../data/client.js";
 import { startBackgroundLoop } from "../engine/background.js";
 import { describeJobFor } from "./job-describer.js";
 import { dropObjectsOfJobs, sweepFinishedTemps } from "../engine/cleanup.js";
@@ -12,7 +13,7 @@ import { pendingMigrations } from "../store/migrate.js";
 import { openService } from "./context.js";
 import { GRACE_PERIOD_MS, startEngine } from "./engine-runtime.js";
 import { listenForStop, stepUnlessStopped } from "./signals.js";
-import { checkClickHouseReachable, sqlUnreachable } from "./store-reach.js";
+import { checkClickHouseReachable, clickHouseUnreachable, sqlUnreachable } from "./store-reach.js";
 
 function requireDistributed(config: Config, what: string): void {
   if (config.mode === "local") throw invalid(`${what} is for distributed mode; in local mode \`jobhouse local start\` runs it in the server process`);
@@ -34,6 +35,11 @@ async function requireUsableStores(config: Config): Promise<void> {
     await db.destroy();
   }
   await checkClickHouseReachable(config);
+  // Found, never made here: a mistyped name would otherwise be a database of this process's own.
+  const columns = await openColumnStore(config.ch, { create: false }).catch((error: unknown) => {
+    throw isServiceError(error) ? error : clickHouseUnreachable(config, error);
+  });
+  await columns.close();
 }
 
 /** Runs a worker until a signal, stop_worker or max_tasks; resolves with the exit code. */

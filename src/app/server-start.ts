@@ -48,7 +48,7 @@ export async function runServer(config: Config, options: ServerStartOptions): Pr
   const stop = listenForStop();
   if (!(await stepUnlessStopped(stop, () => checkReachable(config)))) return 0;
 
-  const service = await openService(config, { longRunning: true });
+  const service = await openService(config, { longRunning: true, createsColumnDatabase: true });
   try {
     // A fresh schema was already migrated while opening (the node lease needs its table): count those too.
     const applied = [...(service.migratedOnOpen ?? []), ...(await migrateToLatest(service.db))];

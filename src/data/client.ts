@@ -4,7 +4,8 @@
 import { makePrivateDir } from "../core/private-files.js";
 import type { Readable } from "node:stream";
 import { type ClickHouseClient, ClickHouseLogLevel, type ClickHouseSettings, createClient } from "@clickhouse/client";
-import type { ColumnTarget } from "../core/config.js";
+import { type ColumnTarget, redactUrl } from "../core/config.js";
+import { unavailable } from "../core/errors.js";
 import { type Sql, ident, sql } from "./sql.js";
 import { type Features, featuresOf } from "./types.js";
 
@@ -67,12 +68,29 @@ async function inOneWording<T>(run: () => Promise<T>): Promise<T> {
   }
 }
 
-export async function openColumnStore(target: ColumnTarget): Promise<ColumnStore> {
+/**
+ * `create`: make the database when it is missing, as the process that owns the deployment's schema
+ * does (server start, migrate; chDB's every opener). Any other process finds it or is refused: a
+ * mistyped name in a worker's SERVICE_CH_URL made a database of its own, where its tasks' tables
+ * then went, out of the server's sight.
+ */
+export async function openColumnStore(target: ColumnTarget, options: { create?: boolean } = {}): Promise<ColumnStore> {
   const client = target.engine === "chdb" ? await openChdb(target.location) : openServer(target.location);
   const store = wrap(client, target);
-  await store.command(sql`CREATE DATABASE IF NOT EXISTS ${ident(target.database)}`);
+  if (options.create ?? true) {
+    await store.command(sql`CREATE DATABASE IF NOT EXISTS ${ident(target.database)}`);
+  } else if ((await store.query(sql`SELECT name FROM system.databases WHERE name = ${target.database}`)).length === 0) {
+    await store.close();
+    throw columnDatabaseMissing(target);
+  }
   return store;
 }
+
+export const columnDatabaseMissing = (target: ColumnTarget) =>
+  unavailable(
+    `ClickHouse database "${target.database}" does not exist at ${redactUrl(target.location)}: \`jobhouse migrate\` or \`jobhouse server start\` creates it (is the name in SERVICE_CH_URL right?)`,
+    "clickhouse_database_missing",
+  );
 
 async function openChdb(path: string): Promise<ClickHouseClient> {
   makePrivateDir(path);

@@ -4,6 +4,7 @@
 import { mkdir } from "node:fs/promises";
 import { z } from "zod";
 import { SetupResult } from "../../models/system.js";
+import { openColumnStore } from "../../data/client.js";
 import { migrateToLatest } from "../../store/migrate.js";
 import { defineOperation } from "../define.js";
 
@@ -21,7 +22,10 @@ export const setup = defineOperation({
     await mkdir(config.home, { recursive: true });
     await mkdir(config.logDir, { recursive: true });
     const applied = [...migratedOnOpen, ...(await migrateToLatest(db))];
-    const store = await columns(); // opening creates the database when missing
+    // The one place besides server start and migrate that makes the ClickHouse database; the
+    // service's own handle only finds it (data/client.ts openColumnStore).
+    if (config.ch.engine === "server") await (await openColumnStore(config.ch, { create: true })).close();
+    const store = await columns();
     return {
       home: config.home,
       sql: config.sql.dialect === "sqlite" ? `sqlite:${config.sql.location}` : "postgres",
