@@ -38,6 +38,20 @@ forEachBackend("guarded transitions", (backend) => {
   const completion = (key: AttemptKey, result: string) => ({ key, resultJson: result, children: [], resultReferences: [], nowMs: now() });
   const failure = (key: AttemptKey, retry: boolean) => ({ key, error: "boom", retryAtMs: retry ? now() + 60_000 : null, nowMs: now() });
 
+  // A job's worker marks it ended at its next claim (or within 20 ms): a cancel in between made a
+  // job whose every task COMPLETED end CANCELLED, its result dropped (9 times in 14 over REST).
+  it("a cancel of a job whose tasks have all ended ends it as they did, and answers 409", async () => {
+    const key = await runningTask();
+    const { db } = h.service;
+    expect((await completeTask(db, completion(key, '"done"'))).completed).toBe(true);
+    const jobId = (await db.selectFrom("tasks").select("job_id").where("id", "=", key.taskId).executeTakeFirstOrThrow()).job_id;
+    expect((await db.selectFrom("jobs").select("status").where("id", "=", jobId).executeTakeFirstOrThrow()).status).toBe("RUNNING");
+    const cancel = await h.http("POST", `/api/v0/jobs/${jobId}/cancel`);
+    expect(cancel.status).toBe(409);
+    expect(cancel.body).toMatchObject({ code: "job_terminal", detail: `job ${jobId} is already COMPLETED` });
+    expect(await h.call("get_job", { ref: String(jobId) })).toMatchObject({ status: "COMPLETED", result_ref: "done", error: null });
+  });
+
   describe("stale keys change nothing", () => {
     it("another worker's report", async () => {
       const key = await runningTask();

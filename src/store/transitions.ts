@@ -192,6 +192,9 @@ export async function cancelJobAndTasks(db: Store, jobId: bigint, nowMs: number)
         .set({ status: "CANCELLED", completed_at: nowMs, error: "cancelled" })
         .where("id", "=", jobId)
         .where("status", "in", OPEN_JOB_STATUSES)
+        // A job whose tasks have all ended is over, only not yet marked (its worker ends it at its
+        // next claim, or within 20 ms): cancelling it would drop a finished job's result.
+        .where((eb) => eb.exists(eb.selectFrom("tasks").select("id").where("job_id", "=", jobId).where("status", "in", OPEN_TASK_STATUSES)))
         .returningAll()
         .executeTakeFirst();
       if (!job) return undefined;

@@ -5,6 +5,8 @@ import { conflict } from "../../core/errors.js";
 import { RefId } from "../../models/common.js";
 import { JobView } from "../../models/jobs.js";
 import { countTasksOfJob } from "../../store/jobs.js";
+import { dropFinishedTemps } from "../../engine/cleanup.js";
+import { endJobIfDone } from "../../engine/runner.js";
 import { cancelJobAndTasks } from "../../store/transitions.js";
 import { defineOperation } from "../define.js";
 import { requireJob } from "../lookups.js";
@@ -26,11 +28,16 @@ export const cancelJob = defineOperation({
   output: JobView,
   http: { method: "POST", path: "/jobs/:ref/cancel" },
   cli: { command: "job cancel <ref>", examples: ["jobhouse job cancel 912370881991716864"], confirm: (job: JobView) => `Cancelled job ${job.id} (${job.name})` },
-  async handler({ ref }, { db, clock, changes }) {
+  async handler({ ref }, ctx) {
+    const { db, clock, changes } = ctx;
     const job = await requireJob(db, ref);
     const outcome = await cancelJobAndTasks(db, job.id, clock.now());
-    // Nothing updated: someone finished or cancelled it first.
-    if (!outcome) throw conflict(`job ${job.id} is already ${(await requireJob(db, job.id.toString())).status}`, "job_terminal");
+    if (!outcome) {
+      // Nothing updated: someone finished or cancelled it first, or every task has ended and the
+      // job waits to be marked: mark it now, so the answer names how it ended.
+      if ((await endJobIfDone(ctx, job.id)) !== null) await dropFinishedTemps(db, ctx.columns, job.id);
+      throw conflict(`job ${job.id} is already ${(await requireJob(db, job.id.toString())).status}`, "job_terminal");
+    }
     const { job: cancelled, tasks } = outcome;
     // Each task's end, then the job's: a follower of the event stream sees every task end. A cancel
     // of a huge fan-out says "refetch" once instead of flooding every stream.
