@@ -167,6 +167,8 @@ forEachBackend("Problems", (backend) => {
       const result = await h.http("POST", "/api/v0/workers", {});
       if (backend.name === "local") expectProblem(result, 422, "invalid");
       else expect(result.status).toBe(202);
+      // A count past the column (32 bits) was accepted, and the spawned worker failed and hung.
+      expectProblem(await h.http("POST", "/api/v0/workers", { max_tasks: 2_147_483_648 }), 422, "invalid");
     });
   });
 

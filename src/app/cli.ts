@@ -2,7 +2,7 @@
 // lifecycles that are not operations (local start, worker start, background start, migrate).
 
 import { Argument, Command, CommanderError } from "commander";
-import { ConfigError, colorWanted, digitsValue, loadConfig, type Config } from "../core/config.js";
+import { ConfigError, MAX_WORKER_CONCURRENCY, MAX_WORKER_TASKS, colorWanted, digitsValue, loadConfig, type Config } from "../core/config.js";
 import { ERROR_KINDS, EXIT_CODES, invalid, isServiceError } from "../core/errors.js";
 import { openColumnStore } from "../data/client.js";
 import { type AnyOperation, SYNTHETIC_ADMIN, invoke, operations } from "../operations/index.js";
@@ -213,10 +213,11 @@ function parsePort(value: string): number {
   return port;
 }
 
-function parsePositive(flag: string, value: string): number {
+function parsePositive(flag: string, value: string, max = Number.MAX_SAFE_INTEGER): number {
   // Digits only, as for --port: "1e3" (a thousand task threads) and "0x10" are not what anyone means.
   const n = digitsValue(value);
   if (!Number.isSafeInteger(n) || n < 1) throw invalid(`${flag} must be a positive integer, got "${value}"`);
+  if (n > max) throw invalid(`${flag} must be at most ${max}, got "${value}"`);
   return n;
 }
 
@@ -290,8 +291,8 @@ function addLifecycleCommands(
       const config = getConfig();
       setExitCode(
         await runWorkerProcess(config, {
-          concurrency: options.concurrency ? parsePositive("--concurrency", options.concurrency) : config.workerConcurrency,
-          maxTasks: options.maxTasks ? parsePositive("--max-tasks", options.maxTasks) : null,
+          concurrency: options.concurrency ? parsePositive("--concurrency", options.concurrency, MAX_WORKER_CONCURRENCY) : config.workerConcurrency,
+          maxTasks: options.maxTasks ? parsePositive("--max-tasks", options.maxTasks, MAX_WORKER_TASKS) : null,
         }),
       );
     });

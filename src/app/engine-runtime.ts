@@ -54,7 +54,13 @@ export async function startEngine(service: OpenedService, options: EngineRuntime
   const pollMs = service.config.sql.dialect === "postgres" ? 500 : 100;
   if (options.warmThreads) deps.threads.warm();
   let current = new Worker(deps, { concurrency: options.concurrency, maxTasks: options.maxTasks ?? null, heartbeatMs, pollMs });
-  await current.start();
+  try {
+    await current.start();
+  } catch (error) {
+    // Warmed threads keep a process alive: a worker that could not register must still exit.
+    await deps.threads.close();
+    throw error;
+  }
 
   let resolveFinished: () => void;
   const finished = new Promise<void>((resolve) => (resolveFinished = resolve));

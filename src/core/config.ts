@@ -134,7 +134,7 @@ export function loadConfig(env: Env = process.env): Config {
     defaultPreservationMode: preservation as PreservationModeName,
     workerTimeoutS: positiveNumber(env, "SERVICE_WORKER_TIMEOUT", 30)!,
     idempotencyWindowS: positiveNumber(env, "SERVICE_IDEMPOTENCY_WINDOW", 86_400)!,
-    workerConcurrency: positiveInteger(env, "SERVICE_WORKER_CONCURRENCY", 4),
+    workerConcurrency: positiveInteger(env, "SERVICE_WORKER_CONCURRENCY", 4, MAX_WORKER_CONCURRENCY),
     logLevel: logLevel as Config["logLevel"],
     logFormat: logFormat as Config["logFormat"],
     allowedHosts: Object.freeze(list(env.SERVICE_ALLOWED_HOSTS, ",").map((host) => host.toLowerCase())),
@@ -240,6 +240,14 @@ export function redactUrl(url: string): string {
  * The number a text of digits only writes, else NaN: "1e3", "0x10", " 80", "0.5" and "" are not
  * what anyone who types a count, a port or seconds means.
  */
+/**
+ * A worker's slots: each is a task thread (its own V8 heap, SERVICE_TASK_MEMORY_MB at most), all
+ * started at once. 100,000 ran the process out of memory instead of refusing.
+ */
+export const MAX_WORKER_CONCURRENCY = 256;
+/** workers.max_tasks is a 32-bit integer column: more was a failed start, then a hung process. */
+export const MAX_WORKER_TASKS = 2_147_483_647;
+
 export const digitsValue = (text: string): number => (/^\d+$/.test(text) ? Number(text) : NaN);
 
 /**
@@ -247,11 +255,12 @@ export const digitsValue = (text: string): number => (/^\d+$/.test(text) ? Numbe
  * of no slots (and GET /workers a 500), and a fractional token lifetime a 500 at every login
  * (SPEC: expires_in is integer seconds).
  */
-function positiveInteger(env: Env, name: string, fallback: number): number {
+function positiveInteger(env: Env, name: string, fallback: number, max = Number.MAX_SAFE_INTEGER): number {
   const raw = nonEmpty(env[name]);
   if (raw === undefined) return fallback;
   const value = digitsValue(raw);
   if (!Number.isSafeInteger(value) || value <= 0) throw new ConfigError(`${name} must be a positive integer, got "${raw}"`);
+  if (value > max) throw new ConfigError(`${name} must be at most ${max}, got "${raw}"`);
   return value;
 }
 

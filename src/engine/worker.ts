@@ -61,14 +61,19 @@ export class Worker {
     this.unsubscribe = this.deps.changes.subscribe(({ ready }) => {
       if (ready) this.wake();
     });
-    await insertWorker(this.db, {
-      id: this.id,
-      hostname: hostname(),
-      pid: process.pid,
-      concurrency: this.options.concurrency,
-      maxTasks: this.options.maxTasks,
-      nowMs: this.deps.clock.now(),
-    });
+    try {
+      await insertWorker(this.db, {
+        id: this.id,
+        hostname: hostname(),
+        pid: process.pid,
+        concurrency: this.options.concurrency,
+        maxTasks: this.options.maxTasks,
+        nowMs: this.deps.clock.now(),
+      });
+    } catch (error) {
+      this.unsubscribe();
+      throw error;
+    }
     this.timers.push(setInterval(() => void this.heartbeat(), this.options.heartbeatMs));
     this.timers.push(setInterval(() => void this.checkRevoked(), this.options.revokeCheckMs ?? 250));
     this.timers.forEach((t) => t.unref());

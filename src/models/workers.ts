@@ -1,6 +1,7 @@
 // Worker wire models (SPEC "Orchestration models", CONTRACT §3).
 
 import { z } from "zod";
+import { MAX_WORKER_TASKS } from "../core/config.js";
 import { Cursor, IdInput, IdString, Limit, NullableTimestamp, Page, Timestamp } from "./common.js";
 
 export const WorkerStatus = z.enum(["ACTIVE", "STOPPING", "STOPPED", "LOST"]);
@@ -26,7 +27,7 @@ export const WorkerFilter = z.object({
 });
 
 export const StartWorkerRequest = z.object({
-  max_tasks: z.number().int().positive().nullable().optional().meta({ description: "Stop after this many tasks; unlimited when omitted", examples: [1000] }),
+  max_tasks: z.number().int().positive().max(MAX_WORKER_TASKS).nullable().optional().meta({ description: "Stop after this many tasks; unlimited when omitted", examples: [1000] }),
 });
 
 export const WorkerIdInput = z.object({ id: IdInput });
