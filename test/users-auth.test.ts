@@ -121,6 +121,16 @@ interface Pair {
       expect((await login("target", "guess again")).status).toBe(401);
     });
 
+    // The count was read before the password check and the failure written after it: 20 attempts
+    // at once all passed the count, and 20 passwords were checked against a limit of 10.
+    it("checks at most 10 passwords of a burst of concurrent failed logins; the rest get 429", async () => {
+      await h.call("create_user", { username: "burst", password: "burst password", role: "viewer" });
+      const statuses = await Promise.all(Array.from({ length: 20 }, (_, i) => login("burst", `guess ${i}`).then((r) => r.status)));
+      expect(statuses.filter((s) => s === 401)).toHaveLength(10);
+      expect(statuses.filter((s) => s === 429)).toHaveLength(10);
+      expect((await login("burst", "burst password")).status).toBe(429);
+    });
+
     it("refuses malformed bodies with 422, never echoing the password", async () => {
       const response = await h.http("POST", "/api/v0/auth/login", { username: "root", password: 12345678 });
       expect(response.status).toBe(422);

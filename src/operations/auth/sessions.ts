@@ -6,7 +6,7 @@ import { hashRefreshSecret, newRefreshSecret, signAccessToken } from "../../core
 import type { Config } from "../../core/config.js";
 import { invalid, tooManyRequests, unauthorized } from "../../core/errors.js";
 import { decoyHash, fitsBcrypt, verifyPassword } from "../../core/passwords.js";
-import { LOGIN_FAILURE_WINDOW_MS, clearLoginFailures, recentLoginFailures, recordLoginFailure } from "../../store/login-failures.js";
+import { LOGIN_FAILURE_WINDOW_MS, clearLoginFailures, reserveLoginAttempt } from "../../store/login-failures.js";
 import { consumeRefreshToken, findRefreshToken, insertRefreshToken, revokeChain } from "../../store/refresh-tokens.js";
 import type { Store } from "../../store/db.js";
 import type { UserRow } from "../../store/schema.js";
@@ -37,22 +37,21 @@ export function requireUsersScheme(config: Config): string {
 export async function login(ctx: ServiceContext, username: string, password: string): Promise<TokenPair> {
   const secret = requireUsersScheme(ctx.config);
   const now = ctx.clock.now();
-  await refuseWhileThrottled(ctx.db, username, now);
+  // The attempt counts as a failure until its password matches (a success clears the count).
+  await refuseWhileThrottled(ctx.db, ctx.ids.next(), username, now);
   const user = await findUserByName(ctx.db, username);
   // Every refusal costs one bcrypt comparison, so the time does not tell them apart.
   const whole = fitsBcrypt(password);
   const matches = await verifyPassword(whole ? password : "", user?.password_hash ?? (await decoyHash()));
-  if (!user || !matches || !whole || user.disabled) {
-    await recordLoginFailure(ctx.db, ctx.ids.next(), username, now);
-    throw unauthorized(REFUSED);
-  }
+  if (!user || !matches || !whole || user.disabled) throw unauthorized(REFUSED);
   await clearLoginFailures(ctx.db, username, now - LOGIN_FAILURE_WINDOW_MS);
   return issuePair(ctx, secret, user, "new", now);
 }
 
-async function refuseWhileThrottled(db: Store, username: string, now: number): Promise<void> {
-  const failures = await recentLoginFailures(db, username, now - LOGIN_FAILURE_WINDOW_MS, LOGIN_FAILURE_LIMIT);
-  if (failures.length < LOGIN_FAILURE_LIMIT) return;
+/** Records the attempt, or 429 when the window holds LIMIT failures already (a refused attempt is none). */
+async function refuseWhileThrottled(db: Store, id: bigint, username: string, now: number): Promise<void> {
+  const failures = await reserveLoginAttempt(db, { id, username, nowMs: now, sinceMs: now - LOGIN_FAILURE_WINDOW_MS, limit: LOGIN_FAILURE_LIMIT });
+  if (failures === null) return;
   const retryAfterS = Math.max(1, Math.ceil((failures[0]! + LOGIN_FAILURE_WINDOW_MS - now) / 1000));
   throw tooManyRequests(`too many failed logins for this username: try again in ${retryAfterS} s`, retryAfterS);
 }
