@@ -13,6 +13,7 @@ import { forEachBackend } from "./support/backends.js";
 import { entry, runAndWait, waitFor, waitForJob, withEngine } from "./support/engine.js";
 import { type Harness, startHarness } from "./support/harness.js";
 
+const SYNTAX_ERROR_FILE = `test/fixtures/syntax-error-${process.pid}.ts`;
 const task = (h: Harness, id: string) => h.call("get_task", { id }) as Promise<TaskDetail>;
 const byName = (job: JobDetail, name: string) => job.tasks.filter((t) => t.name === name);
 const resultOf = async (h: Harness, job: JobDetail, name: string) => (await task(h, byName(job, name)[0]!.id)).result_ref;
@@ -409,9 +410,14 @@ forEachBackend("engine without a worker", (backend) => {
 forEachBackend("entrypoint and kwargs validation", (backend) => {
   let h: Harness;
   beforeAll(async () => {
+    // Written here, not committed: the type check and the linter would refuse it.
+    writeFileSync(SYNTAX_ERROR_FILE, `import { job } from "jobhouse";\nexport const job = job("broken", async () => 1 +);\n`);
     h = await startHarness(backend);
   });
-  afterAll(() => h?.close());
+  afterAll(async () => {
+    rmSync(SYNTAX_ERROR_FILE, { force: true });
+    await h?.close();
+  });
 
   const cases: [string, string, RegExp][] = [
     ["a missing file", "test/fixtures/nope.ts:job", /module file "test\/fixtures\/nope.ts" does not exist/],
@@ -421,6 +427,8 @@ forEachBackend("entrypoint and kwargs validation", (backend) => {
     ["a module that does not load", "test/fixtures/broken.ts:job", /failed to load/],
     ["a module naming two tasks alike", "test/fixtures/twin-tasks.ts:twins", /failed to load: task name "same" is used twice in test\/fixtures\/twin-tasks.ts/],
     ["an unsupported file type", "package.json:name", /must be a \.ts, \.mts, \.js or \.mjs file/],
+    // The detail stopped at "Transform failed with 1 error:", saying neither what nor where.
+    ["a module with a syntax error", `${SYNTAX_ERROR_FILE}:job`, new RegExp(`failed to load: Transform failed with 1 error: ${SYNTAX_ERROR_FILE}:2:\\d+: ERROR: Unexpected`)],
   ];
 
   for (const [what, entrypoint, message] of cases) {

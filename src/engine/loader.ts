@@ -156,9 +156,25 @@ async function importModule(module: string, check: VersionCheck = {}): Promise<L
     loaded.set(module, entry);
     return entry;
   } catch (error) {
-    const message = (error as Error)?.message ?? String(error);
-    throw invalid(`module "${module}" failed to load: ${message.split("\n")[0]}`);
+    throw invalid(`module "${module}" failed to load: ${loadFailure(error, module, url)}`);
   }
+}
+
+/**
+ * What went wrong, in one line: a syntax error's own words and place come on the lines after
+ * "Transform failed with 1 error:", which alone told an author nothing. The module's path is
+ * written as the author gave it.
+ */
+function loadFailure(error: unknown, module: string, url: string): string {
+  const message = (error as Error)?.message ?? String(error);
+  const lines = message.split("\n").map((line) => line.trim()).filter((line) => line !== "");
+  let text = (/:$/.test(lines[0] ?? "") ? lines.slice(0, 3) : lines.slice(0, 1)).join(" ").split(fileURLToPath(url)).join(module);
+  if (text.length > 500) text = `${text.slice(0, 500)}…`;
+  // Node 20 loads a .js file outside a "type": "module" folder as CommonJS, which cannot import.
+  if (/Cannot require\(\) ES Module|require\(\) of ES Module|Cannot use import statement outside a module/.test(message)) {
+    text += ` (a .js job file needs "type": "module" in its folder's package.json, or the .mjs or .ts extension)`;
+  }
+  return text;
 }
 
 /** The version of the module behind an entrypoint, as this thread loaded it (null: a package or a built-in). */

@@ -105,6 +105,8 @@ abstract class DataSource {
 
   /** Rows in batches, for results too large to hold at once. */
   async *stream(batchSize = 10_000): AsyncGenerator<Record<string, unknown>[]> {
+    // A batch of 0 never ends (no batch is ever shorter than it).
+    if (!Number.isSafeInteger(batchSize) || batchSize < 1) throw new TypeError(`stream's batch size must be a positive integer, got ${String(batchSize)}`);
     const plane = this.plane;
     const node = this.node();
     for (let offset = 0; ; offset += batchSize) {
