@@ -205,6 +205,12 @@ forEachBackend("CLI run-job --wait", (backend) => {
     expect(run.err).toMatch(/FAILED: task boom \((\d+)\) failed: the answer was not 42\nits log: jobhouse task logs \1\n/);
   });
 
+  it("names the log of the task the job's error names, not the first failed task in creation order", async () => {
+    const run = await h.cli("run-job", "test/fixtures/jobs.ts:twoFailures", "--wait");
+    expect(run.code).toBe(6);
+    expect(run.err).toMatch(/FAILED: task boom \((\d+)\) failed: the answer was not 42\nits log: jobhouse task logs \1\n/);
+  });
+
   it("task logs --follow prints the log as it grows, each line once, and ends with the task", async () => {
     // Local mode: this process runs the task (as a local server would); distributed: the worker above.
     const runner = backend.name === "local" ? await withEngine(h) : undefined;
@@ -233,6 +239,9 @@ forEachBackend("CLI run-job --wait", (backend) => {
     // A result reached through task references is followed, as the human form does.
     const chained = await h.cli("run-job", "test/fixtures/jobs.ts:pipeline", "--kwargs", '{"n":5}', "--wait", "--json");
     expect(JSON.parse(chained.out)).toMatchObject({ status: "COMPLETED", result: 16 });
+    // At any depth: {"sum": {"task_id": …}} was printed as the reference.
+    const nested = await h.cli("run-job", "test/fixtures/jobs.ts:nestedResult", "--wait", "--json");
+    expect(JSON.parse(nested.out)).toMatchObject({ status: "COMPLETED", result: { sum: 3, list: [4], plain: 7 } });
     // -o yaml printed the human lines instead.
     const yaml = await h.cli("run-job", "test/fixtures/jobs.ts:pipeline", "--kwargs", '{"n":5}', "--wait", "-o", "yaml");
     expect(yaml.code, yaml.err).toBe(0);

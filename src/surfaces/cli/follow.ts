@@ -162,11 +162,23 @@ export async function followTaskLog(
 /** The job's result as a value: follows {"task_id"} references to the task that holds it. */
 export async function resolveJobResult(job: JobDetail, call: Caller, operations: ReadonlyMap<string, AnyOperation>): Promise<unknown> {
   const getTask = operations.get("get_task")!;
-  let value: unknown = job.result_ref;
-  for (let depth = 0; depth < 20; depth++) {
-    const id = (value as { task_id?: unknown } | null)?.task_id;
-    if (typeof value !== "object" || value === null || Object.keys(value).length !== 1 || typeof id !== "string") return value;
-    value = ((await call(getTask, { id })) as { result_ref: unknown }).result_ref;
-  }
-  return value;
+  // Every reference, at any depth ({"check": {"task_id": …}} too), each task read once; a result
+  // past the budget is printed with its references as they are.
+  const results = new Map<string, Promise<unknown>>();
+  let budget = 1_000;
+  const follow = async (value: unknown, depth: number): Promise<unknown> => {
+    if (depth > 50 || typeof value !== "object" || value === null) return value;
+    if (Array.isArray(value)) return Promise.all(value.map((item) => follow(item, depth + 1)));
+    const id = (value as { task_id?: unknown }).task_id;
+    if (Object.keys(value).length === 1 && typeof id === "string" && /^\d+$/.test(id)) {
+      if (!results.has(id)) {
+        if (budget-- <= 0) return value;
+        results.set(id, call(getTask, { id }).then((task) => follow((task as { result_ref: unknown }).result_ref, depth + 1)));
+      }
+      return results.get(id);
+    }
+    const entries = await Promise.all(Object.entries(value).map(async ([key, item]) => [key, await follow(item, depth + 1)] as const));
+    return Object.fromEntries(entries);
+  };
+  return follow(job.result_ref, 0);
 }

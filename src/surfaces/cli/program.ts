@@ -147,7 +147,9 @@ export function addOperationCommands(program: Command, operations: readonly AnyO
     else if (format === "yaml") io.out(stringifyYaml({ ...job, result }).trimEnd());
     else if (job.status === "COMPLETED") io.out(`Job ${job.id} (${job.name}) COMPLETED in ${job.duration_ms ?? 0} ms\nresult: ${JSON.stringify(result, null, 2)}`);
     else {
-      const failed = job.tasks.find((t) => t.status === "FAILED");
+      // The task the job's error names (its first failure), not the first FAILED in creation order.
+      const named = /\((\d+)\) failed: /.exec(job.error ?? "")?.[1];
+      const failed = job.tasks.find((t) => t.id === named) ?? job.tasks.find((t) => t.status === "FAILED");
       io.err(`Job ${job.id} (${job.name}) ${job.status}: ${job.error ?? "no error recorded"}` + (failed ? `\nits log: jobhouse task logs ${failed.id}` : ""));
     }
     if (job.status !== "COMPLETED") throw new JobNotCompleted(job.status);
