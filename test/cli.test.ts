@@ -230,6 +230,9 @@ forEachBackend("CLI run-job --wait", (backend) => {
     const run = await h.cli("run-job", "test/fixtures/jobs.ts:pipeline", "--kwargs", "{n:2");
     expect(run.code).toBe(4);
     expect(run.err).toMatch(/kwargs: invalid JSON \(/);
+    const rounded = await h.cli("run-job", "test/fixtures/jobs.ts:pipeline", "--kwargs", '{"n":12345678901234567890}');
+    expect(rounded.code).toBe(4);
+    expect(rounded.err).toMatch(/kwargs: the number 12345678901234567890 is an integer past 2\^53/);
   });
 
   it("--wait --json prints the final job body with its result", async () => {

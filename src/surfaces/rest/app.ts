@@ -7,7 +7,8 @@ import { join, sep } from "node:path";
 import type { Duplex } from "node:stream";
 import fastifyStatic from "@fastify/static";
 import Fastify, { type FastifyInstance, type FastifyRequest } from "fastify";
-import { forbidden, notFound } from "../../core/errors.js";
+import { forbidden, invalid, notFound } from "../../core/errors.js";
+import { firstInexactInteger, inexactIntegerMessage } from "../../core/json-integers.js";
 import type { AnyOperation, OperationContext, Principal, ServiceContext } from "../../operations/index.js";
 import { createMcpEndpoint } from "../mcp/server.js";
 import { resolvePrincipal } from "./auth.js";
@@ -84,6 +85,9 @@ export async function buildHttpApp(
   app.addContentTypeParser("application/json", { parseAs: "string" }, (request, body, done) => {
     const text = body.toString();
     if (text.trim() === "") return done(null, undefined);
+    // REST only: /mcp answers a body it cannot take in JSON-RPC's terms.
+    const inexact = request.url.startsWith("/mcp") ? null : firstInexactInteger(text);
+    if (inexact !== null) return done(invalid(inexactIntegerMessage(inexact)), undefined);
     parseJson(request, text, done);
   });
   const hosts: HostPolicy = { loopbackOnly: isLoopbackName(options.listenHost ?? "127.0.0.1"), allowed: options.allowedHosts ?? [] };
