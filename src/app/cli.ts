@@ -3,6 +3,7 @@
 
 import { Argument, Command, CommanderError } from "commander";
 import { ConfigError, MAX_WORKER_CONCURRENCY, MAX_WORKER_TASKS, colorWanted, digitsValue, loadConfig, type Config } from "../core/config.js";
+import { visibleControls } from "../core/control-chars.js";
 import { ERROR_KINDS, EXIT_CODES, invalid, isServiceError } from "../core/errors.js";
 import { openColumnStore } from "../data/client.js";
 import { type AnyOperation, SYNTHETIC_ADMIN, invoke, operations } from "../operations/index.js";
@@ -194,15 +195,15 @@ function reportError(error: unknown, streams: CliStreams): number {
     return error.exitCode === 0 ? 0 : EXIT_USAGE;
   }
   if (error instanceof ConfigError) {
-    streams.err(`error: ${error.message}`);
+    streams.err(`error: ${visibleControls(error.message)}`);
     return EXIT_USAGE;
   }
   if (isServiceError(error)) {
-    streams.err(`error: ${error.detail} (${error.code})`);
+    streams.err(`error: ${visibleControls(error.detail)} (${error.code})`);
     return ERROR_KINDS[error.kind].exitCode;
   }
   // A defect: the message helps the person at the terminal more than toProblem's generic detail.
-  streams.err(`error: unexpected failure: ${(error as Error)?.message ?? String(error)}`);
+  streams.err(`error: unexpected failure: ${visibleControls((error as Error)?.message ?? String(error))}`);
   return ERROR_KINDS.internal.exitCode;
 }
 

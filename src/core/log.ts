@@ -1,5 +1,7 @@
 // Minimal leveled logger writing one line per event to stderr (stdout belongs to CLI output).
 
+import { logLineText } from "./control-chars.js";
+
 export type LogLevel = "debug" | "info" | "warn" | "error";
 const ORDER: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40 };
 
@@ -22,7 +24,7 @@ export function createLogger(level: LogLevel = "info", write: (line: string) => 
     const time = new Date().toISOString();
     if (format === "json") return void write(JSON.stringify({ time, level: at, msg, ...extra }, jsonSafe) + "\n");
     const tail = extra && Object.keys(extra).length ? " " + JSON.stringify(extra, jsonSafe) : "";
-    write(`${time} ${at === "warn" ? "WARNING" : at.toUpperCase()} ${msg}${tail}\n`);
+    write(`${time} ${at === "warn" ? "WARNING" : at.toUpperCase()} ${logLineText(msg)}${tail}\n`);
   };
   return { debug: emit("debug"), info: emit("info"), warn: emit("warn"), error: emit("error") };
 }

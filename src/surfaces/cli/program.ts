@@ -3,6 +3,7 @@
 
 import { Command, Option } from "commander";
 import { stringify as stringifyYaml } from "yaml";
+import { visibleControls } from "../../core/control-chars.js";
 import { EXIT_CODES } from "../../core/errors.js";
 import type { AnyOperation } from "../../operations/index.js";
 import { coerceTextInput, inputSchemaOf } from "../../operations/schemas.js";
@@ -150,7 +151,7 @@ export function addOperationCommands(program: Command, operations: readonly AnyO
       // The task the job's error names (its first failure), not the first FAILED in creation order.
       const named = /\((\d+)\) failed: /.exec(job.error ?? "")?.[1];
       const failed = job.tasks.find((t) => t.id === named) ?? job.tasks.find((t) => t.status === "FAILED");
-      io.err(`Job ${job.id} (${job.name}) ${job.status}: ${job.error ?? "no error recorded"}` + (failed ? `\nits log: jobhouse task logs ${failed.id}` : ""));
+      io.err(`Job ${job.id} (${visibleControls(job.name)}) ${job.status}: ${visibleControls(job.error ?? "no error recorded")}` + (failed ? `\nits log: jobhouse task logs ${failed.id}` : ""));
     }
     if (job.status !== "COMPLETED") throw new JobNotCompleted(job.status);
   }

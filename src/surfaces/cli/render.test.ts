@@ -22,6 +22,16 @@ describe("human output", () => {
     expect(renderHuman({ items: [], total: 0, next_cursor: null }, {}, { headers: false })).toBe("");
   });
 
+  it("shows control characters of outside text as escapes, in tables and details", () => {
+    const error = "\u001b[2J\u001b]0;pwned\u0007 boom";
+    const table = renderHuman({ items: [{ id: "1", error }], total: 1, next_cursor: null }, { columns: ["id", "error"] });
+    expect(table).not.toMatch(/[\u001b\u0007]/);
+    expect(table).toContain("\\x1b[2J\\x1b]0;pwned\\x07 boom");
+    const detail = renderHuman({ id: "1", error }, {});
+    expect(detail).not.toMatch(/[\u001b\u0007]/);
+    expect(detail).toContain("\\x1b[2J");
+  });
+
   it("keeps the exact time in a detail and adds how long ago", () => {
     expect(renderHuman({ id: "7", created_at: "2026-11-23T09:57:00.000Z" }, {}, { now: NOW })).toBe("id:         7\ncreated_at: 2026-11-23T09:57:00.000Z (3m ago)");
   });

@@ -1,5 +1,7 @@
 // Human-readable output: tables for lists, labelled fields for details, one line for mutations.
 
+import { visibleControls } from "../../core/control-chars.js";
+
 const MAX_CELL = 60;
 const TIMESTAMP = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/;
 
@@ -45,7 +47,7 @@ function cell(value: unknown, options: RenderOptions = {}): string {
   const relative = relativeOf(value, options);
   if (relative !== undefined) return relative;
   const text = typeof value === "object" ? JSON.stringify(value) : String(value);
-  const line = text.replace(/\s+/g, " ");
+  const line = visibleControls(text.replace(/\s+/g, " "));
   return line.length > MAX_CELL ? line.slice(0, MAX_CELL - 1) + "…" : line;
 }
 
@@ -81,7 +83,7 @@ export function renderDetail(value: Record<string, unknown>, options: RenderOpti
   const shown = (v: unknown) => {
     const relative = relativeOf(v, options);
     if (relative !== undefined) return `${v} (${relative})`;
-    return typeof v === "object" && v !== null ? JSON.stringify(v) : (v ?? "-");
+    return visibleControls(typeof v === "object" && v !== null ? JSON.stringify(v) : String(v ?? "-"));
   };
   const lines = fields.map(([k, v]) => `${(k + ":").padEnd(width + 2)}${colored(String(shown(v)), String(v), options.color && k === "status")}`);
   for (const [label, rows] of tables) {
@@ -112,5 +114,5 @@ export function renderHuman(output: unknown, hints: RenderHints, options: Render
     return `${table}\n${footer}`;
   }
   if (typeof output === "object") return renderDetail(output as Record<string, unknown>, options, hints.detailColumns);
-  return String(output);
+  return visibleControls(String(output));
 }
