@@ -253,6 +253,23 @@ forEachBackend("the route guard", (backend) => {
       expect(JSON.parse(unknown.body)).toMatchObject({ id: 12, error: { code: -32602, message: 'Unknown tool: "no_such_tool"' } });
       const empty = await h.app.inject({ method: "POST", url: "/mcp", headers: { ...MCP_HEADERS, ...auth }, payload: "[]" });
       expect(JSON.parse(empty.body)).toMatchObject({ id: null, error: { code: -32600 } });
+      const post = (payload: unknown) => h.app.inject({ method: "POST", url: "/mcp", headers: { ...MCP_HEADERS, ...auth }, payload: JSON.stringify(payload) });
+      // JSON that is no request is -32600 (the SDK said -32700, "not JSON"); initialize without its
+      // params is -32602 (it was -32603 with zod's raw report).
+      for (const message of [null, 5, { id: 1, method: "tools/list" }, { jsonrpc: "2.0", id: 1.5, method: "tools/list" }, { jsonrpc: "2.0", id: null, method: "tools/list" }]) {
+        expect(JSON.parse((await post(message)).body), JSON.stringify(message)).toMatchObject({ error: { code: -32600 } });
+      }
+      expect(JSON.parse((await post({ jsonrpc: "2.0", id: 3, method: "initialize" })).body)).toMatchObject({ id: 3, error: { code: -32602 } });
+      // A notification is never answered, not even a malformed one.
+      const notification = await post({ jsonrpc: "2.0", method: "tools/call" });
+      expect(notification.statusCode).toBe(202);
+      expect(notification.body).toBe("");
+      // A batch with an invalid request runs none of it and answers every request: the valid one was
+      // dropped without an answer (and not run).
+      const before = ((await h.call("list_jobs", {})) as { total: number }).total;
+      const batch = JSON.parse((await post([{ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "run_job", arguments: { name: "test/fixtures/jobs.ts:hello" } } }, { jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "nope" } }])).body) as { id: number; error: { code: number } }[];
+      expect(batch.map((answer) => [answer.id, answer.error.code]).sort()).toEqual([[1, -32600], [2, -32602]]);
+      expect(((await h.call("list_jobs", {})) as { total: number }).total).toBe(before);
       const fine = { jsonrpc: "2.0", id: 10, method: "tools/call", params: { name: "list_jobs", arguments: {} } };
       const response = await h.app.inject({ method: "POST", url: "/mcp", headers: { ...MCP_HEADERS, ...auth }, payload: JSON.stringify(fine) });
       expect(JSON.parse(response.body)).toMatchObject({ id: 10, result: { structuredContent: { items: [] } } });

@@ -3,7 +3,7 @@
 
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
-import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
+import { CallToolRequestSchema, ErrorCode, InitializeRequestSchema, ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Logger } from "../../core/log.js";
 import { type AnyOperation, type OperationContext, describeIssues } from "../../operations/index.js";
@@ -63,10 +63,14 @@ export function createMcpEndpoint(operations: readonly AnyOperation[], version: 
 type JsonRpcMessage = { jsonrpc?: unknown; id?: unknown; method?: unknown; params?: unknown };
 
 /** The requests this server answers, checked here as the SDK would check them. */
-const REQUEST_SCHEMAS: Record<string, typeof CallToolRequestSchema | typeof ListToolsRequestSchema> = {
+const REQUEST_SCHEMAS: Record<string, typeof CallToolRequestSchema | typeof ListToolsRequestSchema | typeof InitializeRequestSchema> = {
   "tools/call": CallToolRequestSchema,
   "tools/list": ListToolsRequestSchema,
+  initialize: InitializeRequestSchema,
 };
+
+/** A JSON-RPC id: a string or an integer (null only in answers that cannot name a request). */
+const isRequestId = (id: unknown): boolean => typeof id === "string" || (typeof id === "number" && Number.isInteger(id));
 
 /**
  * A malformed request is the caller's mistake: JSON-RPC -32602 (invalid params) with one line
@@ -80,8 +84,16 @@ function invalidRequests(body: unknown, isTool: (name: string) => boolean): unkn
     return { jsonrpc: "2.0", id: null, error: { code: ErrorCode.InvalidRequest, message: "Invalid Request: an empty batch" } };
   }
   const messages = (Array.isArray(body) ? body : [body]) as JsonRpcMessage[];
-  const errors = messages.flatMap((m) => {
-    if (typeof m !== "object" || m === null || typeof m.method !== "string") return [];
+  const errors = messages.flatMap((m): object[] => {
+    // JSON, but no JSON-RPC message (null, no "jsonrpc", an id of 1.5): -32600, not the SDK's
+    // -32700, which says the text was not JSON. A response (result or error) is left to the SDK.
+    if (typeof m !== "object" || m === null || Array.isArray(m)) return [invalidRequest(null, "not a JSON-RPC message object")];
+    if ("result" in m || "error" in m) return [];
+    if (m.jsonrpc !== "2.0") return [invalidRequest(isRequestId(m.id) ? m.id : null, 'jsonrpc must be "2.0"')];
+    if (typeof m.method !== "string") return [invalidRequest(isRequestId(m.id) ? m.id : null, "method must be a string")];
+    if ("id" in m && !isRequestId(m.id)) return [invalidRequest(null, "id must be a string or an integer")];
+    // A notification (no id) is never answered, not even with an error (JSON-RPC 2.0).
+    if (!("id" in m)) return [];
     const schema = REQUEST_SCHEMAS[m.method];
     const checked = schema?.safeParse(m);
     if (!checked) return [];
@@ -91,8 +103,17 @@ function invalidRequests(body: unknown, isTool: (name: string) => boolean): unkn
     return [{ jsonrpc: "2.0", id: m.id ?? null, error: { code: ErrorCode.InvalidParams, message: `Unknown tool: ${JSON.stringify(tool.slice(0, 100))}` } }];
   });
   if (errors.length === 0) return null;
-  return Array.isArray(body) ? errors : errors[0];
+  if (!Array.isArray(body)) return errors[0];
+  // Nothing of a batch with an invalid request runs, and each of its requests is told so: the
+  // valid ones were dropped without an answer (JSON-RPC owes one per request with an id).
+  const failed = new Set(errors.map((e) => (e as { id: unknown }).id));
+  const notRun = messages
+    .filter((m) => typeof m === "object" && m !== null && isRequestId(m.id) && !failed.has(m.id) && typeof m.method === "string")
+    .map((m) => invalidRequest(m.id, "not run: another request of this batch is invalid, so none of it ran"));
+  return [...errors, ...notRun];
 }
+
+const invalidRequest = (id: unknown, why: string) => ({ jsonrpc: "2.0", id, error: { code: ErrorCode.InvalidRequest, message: `Invalid Request: ${why}` } });
 
 function sendJson(res: ServerResponse, status: number, value: unknown): void {
   res.writeHead(status, { "content-type": "application/json" }).end(JSON.stringify(value));
