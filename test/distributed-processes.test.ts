@@ -74,6 +74,29 @@ describe.runIf(distributed)("distributed processes", () => {
     expect(spawnSync(process.execPath, [BIN, "background", "start"], { env, encoding: "utf8", timeout: 30_000 }).status).toBe(10);
   });
 
+  // A CLI newer than the schema answered "unexpected failure: relation "job_counts" does not exist".
+  it("the CLI refuses a schema older than its build in one line saying to migrate", async () => {
+    const cli = (...args: string[]) => spawnSync(process.execPath, [BIN, ...args], { env, encoding: "utf8", timeout: 30_000 });
+    expect(cli("migrate").status).toBe(0);
+    const client = new pg.Client({ connectionString: env.SERVICE_SQL_URL });
+    await client.connect();
+    try {
+      // As a build before the last migration left it (its record gone; put back below).
+      const { rows } = await client.query<{ name: string; timestamp: string }>("DELETE FROM schema_migrations WHERE name = (SELECT max(name) FROM schema_migrations) RETURNING name, timestamp");
+      try {
+        const refused = cli("job", "list");
+        expect(refused.status).toBe(10);
+        expect(refused.stderr.trim().split("\n")).toHaveLength(1);
+        expect(refused.stderr).toMatch(new RegExp(`older than this build \\(missing ${rows[0]!.name}\\): run \`jobhouse migrate\` first`));
+      } finally {
+        await client.query("INSERT INTO schema_migrations (name, timestamp) VALUES ($1, $2)", [rows[0]!.name, rows[0]!.timestamp]);
+      }
+    } finally {
+      await client.end();
+    }
+    expect(cli("job", "list").status).toBe(0);
+  });
+
   // SERVICE_WORKER_CONCURRENCY=0.5 was floored to a worker of no slots, which ran nothing and
   // made GET /workers a 500 (its row failed the WorkerView); "1e3" was a thousand task threads.
   it("a worker refuses a concurrency or task count that is not a positive integer, in one line", () => {
@@ -254,6 +277,8 @@ describe.runIf(distributed)("distributed processes", () => {
     const refused = await fetch(`http://127.0.0.1:${port}/api/v0/workers`, { method: "POST", headers: { "content-type": "application/json" }, body: "{}" });
     expect(refused.status).toBe(503);
     expect(await refused.json()).toMatchObject({ code: "worker_spawn_failed", detail: expect.stringContaining("/nonexistent/jobhouse does not exist") });
+    // The operator sees it too (a 5xx is logged at error; this one was silent).
+    await waitLong("the refusal in the server's log", async () => /ERROR POST \/api\/v0\/workers: 503 worker_spawn_failed: .*\/nonexistent\/jobhouse does not exist/.test(broken.log()));
     broken.child.kill("SIGTERM");
     expect(await broken.exited).toBe(0);
   });

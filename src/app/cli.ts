@@ -16,7 +16,7 @@ import { watchInProcess, watchOverHttp } from "./event-watch.js";
 import { type LocalCredential, callOverHttp } from "./http-caller.js";
 import { LOCAL_SECRET_HEADER } from "../surfaces/rest/auth.js";
 import { DEFAULT_PORT, runLocalServer, runWithReload } from "./local-start.js";
-import { runBackgroundProcess, runWorkerProcess } from "./processes.js";
+import { refuseOutdatedSchema, runBackgroundProcess, runWorkerProcess } from "./processes.js";
 import { DEFAULT_HOST, runServer } from "./server-start.js";
 import { readLiveServer } from "./server-file.js";
 import { openStore } from "../store/db.js";
@@ -104,6 +104,7 @@ export async function runCli(argv: string[], options: CliOptions = {}): Promise<
   let service: OpenedService | undefined;
   let config: Config | undefined;
   const getConfig = () => (config ??= loadConfig(options.env));
+  let schemaChecked: Promise<void> | undefined;
   let exitCode = 0;
   const setExitCode = (code: number) => (exitCode = code);
   // The command reports its own outcome; the service's lines (a job's end when `--wait` runs it
@@ -132,6 +133,9 @@ export async function runCli(argv: string[], options: CliOptions = {}): Promise<
       if (server) throw new NothingToDo(`A local server is running at ${server.url}; it set up ${cfg.home} when it started.`);
     }
     const svc = await getService();
+    // A newer build than the schema: one line saying to migrate, not "relation … does not exist"
+    // (setup migrates, so it goes on).
+    if (op.name !== "setup") await (schemaChecked ??= refuseOutdatedSchema(svc.db));
     return invoke(op, input, { ...svc, principal: SYNTHETIC_ADMIN });
   };
 

@@ -8,7 +8,7 @@ import { openColumnStore } from "../data/client.js";
 import { startBackgroundLoop } from "../engine/background.js";
 import { describeJobFor } from "./job-describer.js";
 import { dropObjectsOfJobs, sweepFinishedTemps } from "../engine/cleanup.js";
-import { openStore } from "../store/db.js";
+import { type Store, openStore } from "../store/db.js";
 import { pendingMigrations } from "../store/migrate.js";
 import { openService } from "./context.js";
 import { GRACE_PERIOD_MS, startEngine } from "./engine-runtime.js";
@@ -26,8 +26,7 @@ function requireDistributed(config: Config, what: string): void {
 async function requireUsableStores(config: Config): Promise<void> {
   const db = openStore(config.sql);
   try {
-    const pending = await pendingMigrations(db);
-    if (pending.length > 0) throw unavailable(`the SQL schema is older than this build (missing ${pending.join(", ")}): run \`jobhouse migrate\` first`, "schema_outdated");
+    await refuseOutdatedSchema(db);
   } catch (error) {
     if (isServiceError(error)) throw error;
     throw sqlUnreachable(config, error);
@@ -40,6 +39,12 @@ async function requireUsableStores(config: Config): Promise<void> {
     throw isServiceError(error) ? error : clickHouseUnreachable(config, error);
   });
   await columns.close();
+}
+
+/** One line saying to migrate, when the schema lacks migrations this build needs (CONTRACT §9). */
+export async function refuseOutdatedSchema(db: Store): Promise<void> {
+  const pending = await pendingMigrations(db);
+  if (pending.length > 0) throw unavailable(`the SQL schema is older than this build (missing ${pending.join(", ")}): run \`jobhouse migrate\` first`, "schema_outdated");
 }
 
 /** Runs a worker until a signal, stop_worker or max_tasks; resolves with the exit code. */

@@ -7,7 +7,7 @@ import { join, sep } from "node:path";
 import type { Duplex } from "node:stream";
 import fastifyStatic from "@fastify/static";
 import Fastify, { type FastifyInstance, type FastifyRequest } from "fastify";
-import { forbidden, invalid, notFound } from "../../core/errors.js";
+import { forbidden, invalid, isServiceError, notFound } from "../../core/errors.js";
 import { firstInexactInteger, inexactIntegerMessage } from "../../core/json-integers.js";
 import type { AnyOperation, OperationContext, Principal, ServiceContext } from "../../operations/index.js";
 import { createMcpEndpoint } from "../mcp/server.js";
@@ -101,6 +101,9 @@ export async function buildHttpApp(
     }
     const problem = problemFor(error, service.log);
     if (problem.status < 500) refusals.note(problem.status, problem.code, request.method, request.routeOptions.url ?? "unmatched");
+    // A 5xx the service chose (503 worker_spawn_failed, a store that went away) is the operator's
+    // to see, as every other 5xx is (a defect's 500 was logged with its stack by problemFor).
+    else if (isServiceError(error)) service.log.error(`${request.method} ${request.routeOptions.url ?? request.url}: ${problem.status} ${problem.code}: ${problem.detail}`, { status: problem.status, code: problem.code });
     return sendProblem(reply, problem);
   });
 
