@@ -123,8 +123,9 @@ function wrap(client: ClickHouseClient, target: ColumnTarget): ColumnStore {
   /**
    * Settings every statement runs with, the same on every version: 64-bit integers quoted in JSON
    * (chDB and servers differ in their defaults, and JSON numbers would round past 2^53; readers
-   * convert them by column type), NULL for a join's missing side, and LowCardinality allowed where
-   * it is still experimental.
+   * convert them by column type), NULL for a join's missing side, LowCardinality allowed where
+   * it is still experimental, and UTC for a DateTime without a zone where the session can say so:
+   * chDB takes the process's zone, and with TZ=Asia/Tokyo a UTC text was stored 9 hours off.
    */
   const settings = () =>
     (settingsPromise ??= version().then(
@@ -132,6 +133,7 @@ function wrap(client: ClickHouseClient, target: ColumnTarget): ColumnStore {
         output_format_json_quote_64bit_integers: 1,
         join_use_nulls: 1,
         ...(featuresOf(v).lowCardinalityNeedsSetting ? { allow_experimental_low_cardinality_type: 1 } : {}),
+        ...(featuresOf(v).sessionTimezone ? { session_timezone: "UTC" } : {}),
       }) as ClickHouseSettings,
     ));
 

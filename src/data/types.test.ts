@@ -34,7 +34,7 @@ describe("column types", () => {
   });
 
   it("reads versions", () => {
-    expect(old).toEqual({ bool: false, lowCardinalityNeedsSetting: true, parquet: false, exchangeTables: false });
-    expect(modern).toEqual({ bool: true, lowCardinalityNeedsSetting: false, parquet: true, exchangeTables: true });
+    expect(old).toEqual({ bool: false, lowCardinalityNeedsSetting: true, parquet: false, exchangeTables: false, sessionTimezone: false });
+    expect(modern).toEqual({ bool: true, lowCardinalityNeedsSetting: false, parquet: true, exchangeTables: true, sessionTimezone: true });
   });
 });

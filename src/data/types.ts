@@ -10,13 +10,15 @@ export interface Features {
   parquet: boolean;
   /** EXCHANGE TABLES, atomic in Atomic databases (the default engine from 20.10; chDB). */
   exchangeTables: boolean;
+  /** The session_timezone setting (23.6). */
+  sessionTimezone: boolean;
 }
 
 /** Feature gates from a server version such as "18.16.1" or "26.7.1.1". */
 export function featuresOf(version: string): Features {
   const [major = 0, minor = 0] = version.split(".").map(Number);
   const atLeast = (a: number, b: number) => major > a || (major === a && minor >= b);
-  return { bool: atLeast(21, 12), lowCardinalityNeedsSetting: !atLeast(19, 0), parquet: atLeast(19, 7), exchangeTables: atLeast(21, 1) };
+  return { bool: atLeast(21, 12), lowCardinalityNeedsSetting: !atLeast(19, 0), parquet: atLeast(19, 7), exchangeTables: atLeast(21, 1), sessionTimezone: atLeast(23, 6) };
 }
 
 const BASE_TYPES = new Set([
