@@ -152,6 +152,8 @@ function checkScalar(value: unknown, type: string): void {
     if (kind !== "boolean" && !fitsInteger(base, value as number | bigint | string)) throw new TypeError(`${String(value)} is outside the range of ${type}`);
   } else if (/^Float(?:32|64)$/.test(base) || /^Decimal/.test(base)) {
     if (kind !== "number" && !(kind === "string" && /^-?\d+(\.\d+)?$/.test(value as string))) refuse();
+    // Past Float32's range a value is stored as inf, which JSON reads back as null.
+    if (base === "Float32" && Math.abs(Number(value)) > FLOAT32_MAX) throw new TypeError(`${String(value)} is outside the range of ${type} (±3.4e38)`);
     const decimal = /^Decimal\((\d+), ?(\d+)\)$/.exec(base);
     if (decimal && !fitsDecimal(value as number | string, Number(decimal[1]), Number(decimal[2]))) {
       throw new TypeError(`${String(value)} does not fit ${type} (at most ${Number(decimal[1]) - Number(decimal[2])} digits before the point and ${decimal[2]} after it)`);
@@ -165,6 +167,8 @@ function checkScalar(value: unknown, type: string): void {
     }
   }
 }
+
+const FLOAT32_MAX = 3.4028234663852886e38;
 
 /** The last instant every supported ClickHouse holds in Date and DateTime (18.16's calendar ends with 2105). */
 const LAST_INSTANT_MS = Date.UTC(2105, 11, 31, 23, 59, 59);
@@ -228,9 +232,11 @@ export function jsonConverter(type: string): (value: unknown) => unknown {
     const fast =
       base === "String"
         ? (value: unknown) => typeof value === "string"
-        : base.startsWith("Float")
+        : base === "Float64"
           ? (value: unknown) => typeof value === "number" && Number.isFinite(value)
-          : integerTest(base);
+          : base === "Float32"
+            ? (value: unknown) => typeof value === "number" && Math.abs(value) <= FLOAT32_MAX
+            : integerTest(base);
     return (value) => (fast(value) ? value : (value === null || value === undefined) && nullable ? null : toJsonValue(value, type));
   }
   return (value) => toJsonValue(value, type);
