@@ -230,6 +230,8 @@ forEachBackend("Problems", (backend) => {
     expectProblem(form, 415, "unsupported_media_type");
     // It says what to send (curl -d sends a form): it only repeated its title before.
     expect((form.body as { detail: string }).detail).toMatch(/Content-Type: application\/json/);
+    // JSON sent as text/plain was read as a string and refused as "must be a JSON object" (422).
+    expectProblem(await h.http("POST", "/api/v0/jobs:run", '{"name":"known"}', { "content-type": "text/plain" }), 415, "unsupported_media_type");
   });
 
   it("the router's own refusals are Problems: a path segment too long (414), a malformed URL (400)", async () => {

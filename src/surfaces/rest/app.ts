@@ -82,6 +82,9 @@ export async function buildHttpApp(
   // enable included, which take none): routes that need fields still refuse it as 422 invalid.
   const parseJson = app.getDefaultJsonParser("error", "error");
   app.removeContentTypeParser("application/json");
+  // Every body we take is JSON: text/plain was read as a string, then refused as "not a JSON
+  // object" (422) where any other type is 415 saying what to send.
+  app.removeContentTypeParser("text/plain");
   app.addContentTypeParser("application/json", { parseAs: "string" }, (request, body, done) => {
     const text = body.toString();
     if (text.trim() === "") return done(null, undefined);
