@@ -71,6 +71,21 @@ describe("local start", () => {
     expect(cli("job", "get", job.id).stdout).toContain(job.id);
   });
 
+  // Sent to the server unchecked, an empty ref made the path /jobs//cancel ("no route", exit 1) and
+  // ".." was resolved away by the URL (POST /api/v0/cancel), which no encoding prevents.
+  it("checks what it sends the server as every surface does, and refuses dot refs no URL can carry", () => {
+    for (const argv of [["job", "cancel", ""], ["worker", "stop", ""], ["job", "disable", ""]]) {
+      const refused = cli(...argv);
+      expect(refused.status, `${argv.join(" ")}: ${refused.stderr}`).toBe(4);
+      expect(refused.stderr).not.toContain("no route");
+    }
+    for (const argv of [["job", "cancel", ".."], ["job", "enable", "."], ["data", "delete", ".."]]) {
+      const refused = cli(...argv);
+      expect(refused.status, `${argv.join(" ")}: ${refused.stderr}`).toBe(4);
+      expect(refused.stderr).toMatch(/cannot travel in a URL path|must be an object name/);
+    }
+  });
+
   it("registers the examples on a fresh home and runs them in the server process", async () => {
     const registered = JSON.parse(cli("registered-job", "list", "--json").stdout) as { items: { name: string; schedule: string | null }[] };
     expect(registered.items.map((r) => r.name).sort()).toEqual(["heartbeat", "primes", "sales"]);

@@ -1,7 +1,7 @@
 // Calls an operation over HTTP using its REST address: for the CLI while a local server holds chDB.
 
-import { ServiceError, kindForStatus, unavailable } from "../core/errors.js";
-import { type AnyOperation, fillPath, mountedPath } from "../operations/index.js";
+import { ServiceError, invalid, kindForStatus, unavailable } from "../core/errors.js";
+import { type AnyOperation, fillPath, mountedPath, parseInput } from "../operations/index.js";
 import { failureReason } from "./store-reach.js";
 
 /** The header (and its value) the local server accepts from its own CLI instead of a token. */
@@ -13,9 +13,14 @@ export interface LocalCredential {
 export async function callOverHttp(baseUrl: string, op: AnyOperation, input: Record<string, unknown>, credential?: LocalCredential): Promise<unknown> {
   const http = op.http;
   if (!http) throw new ServiceError("invalid", "invalid", `${op.name} has no HTTP address`);
+  // Checked as the server would check it, before the path is built: an empty ref made the path
+  // /jobs//cancel, answered "no route" (404) where every other surface says what is wrong (422).
+  parseInput(op, input);
   const rest = { ...input };
   const path = fillPath(mountedPath(http), (name) => {
     const value = encodeURIComponent(String(rest[name] ?? ""));
+    // Every URL resolves a `.` or `..` segment away, encoded or not (POST /jobs/../cancel is /cancel).
+    if (/^(?:\.|%2e){1,2}$/i.test(value)) throw invalid(`${name} "${String(rest[name])}" cannot travel in a URL path: . and .. are path steps there`);
     delete rest[name];
     return value;
   });

@@ -3,7 +3,7 @@
 import type { z } from "zod";
 import { forbidden, invalid } from "../core/errors.js";
 import type { OperationContext, Principal } from "./context.js";
-import { type Operation, requiredRole } from "./define.js";
+import { type AnyOperation, type Operation, requiredRole } from "./define.js";
 import { type OutputShaper, compileOutputShape } from "./output-shape.js";
 import { cacheKey } from "./result-cache.js";
 import { dropUnsetNulls } from "./schemas.js";
@@ -15,17 +15,26 @@ export async function invoke<I extends z.ZodType, O extends z.ZodType>(
 ): Promise<z.output<O>> {
   // The role first: a caller who may not do this learns nothing about what its input lacked.
   checkRole(op, ctx.principal);
-  const withNul = fieldWithNul(rawInput);
-  if (withNul !== null) throw invalid(`${withNul}: must not contain a NUL character`);
-  const parsed = op.input.safeParse(dropUnsetNulls(op, rawInput ?? {}));
-  // Zod issues become `invalid` here and nowhere else.
-  if (!parsed.success) throw invalid(describeIssues(parsed.error));
+  const input = parseInput(op, rawInput);
   const run = async () => {
-    const result = await op.handler(parsed.data, ctx);
+    const result = await op.handler(input, ctx);
     // A handler returning the wrong shape is a defect: the shaper throws and the surface answers 500.
     return shaperOf(op)(result) as z.output<O>;
   };
-  return op.cacheable ? ctx.results.through(ctx.db, () => cacheKey(op.name, parsed.data), run) : run();
+  return op.cacheable ? ctx.results.through(ctx.db, () => cacheKey(op.name, input), run) : run();
+}
+
+/**
+ * The operation's input, checked: `invalid` (422) naming the field otherwise. The CLI also checks
+ * what it sends a local server with it, so a bad argument is refused the same way on every path.
+ */
+export function parseInput<I extends z.ZodType, O extends z.ZodType>(op: Operation<I, O>, rawInput: unknown): z.output<I> {
+  const withNul = fieldWithNul(rawInput);
+  if (withNul !== null) throw invalid(`${withNul}: must not contain a NUL character`);
+  const parsed = op.input.safeParse(dropUnsetNulls(op as unknown as AnyOperation, rawInput ?? {}));
+  // Zod issues become `invalid` here and nowhere else.
+  if (!parsed.success) throw invalid(describeIssues(parsed.error));
+  return parsed.data;
 }
 
 // Compiled at an operation's first call: most processes call a few of the 40.
