@@ -52,16 +52,19 @@ const config = loadConfig({ ...(stores?.env ?? { SERVICE_HOME: mkdtempSync(join(
 const service = await openService(config, { log: createLogger("error") });
 const admin = { ...service, principal: SYNTHETIC_ADMIN };
 await invoke(operationByName.get("setup")!, {}, admin);
-await seedPendingJobs(service, 10_000);
 
-// A job of 100 completed tasks for the detail and stats reads.
+// A job of 100 completed tasks for the detail and stats reads, made before the 10,000 others: the
+// claim below takes the oldest ready task, and with the others first it took one of theirs, so
+// (until 2026-11-24) this job had its entry task only and the detail and stats reads read one task.
 const { db, ids, clock } = service;
 const job = await startRun(db, ids, clock, config, { name: "hundred", entrypoint: "bench/jobs.ts:fanOutNoop", kwargs: { n: 100 }, runType: "MANUAL", preservationMode: "NONE", registeredName: null });
 const workerId = ids.next();
 await insertWorker(db, { id: workerId, hostname: "bench", pid: process.pid, concurrency: 4, maxTasks: null, nowMs: clock.now() });
 const [entry] = (await claimReadyTasks(db, { workerId, limit: 1, nowMs: clock.now(), logDir: join(service.config.logDir) })).tasks.filter((t) => t.job_id === job.id);
 const task = (i: number) => ({ row: { id: ids.next(), job_id: job.id, name: "noop", kind: "task", entrypoint: "bench/jobs.ts:noop", status: "COMPLETED", attempt: 1, max_attempts: 1, kwargs: `{"i":${i}}`, result_ref: "null", backoff_ms: 1000, pending_deps: 0, created_at: clock.now(), ready_at: clock.now(), started_at: clock.now(), completed_at: clock.now() + 2 }, dependsOn: [] as bigint[] });
-if (entry) await completeTask(db, { key: { taskId: entry.id, workerId, attempt: 1 }, resultJson: "100", children: Array.from({ length: 100 }, (_, i) => task(i)), resultReferences: [], nowMs: clock.now() });
+if (!entry) throw new Error("the claim did not take the hundred-task job's entry task");
+await completeTask(db, { key: { taskId: entry.id, workerId, attempt: 1 }, resultJson: "100", children: Array.from({ length: 100 }, (_, i) => task(i)), resultReferences: [], nowMs: clock.now() });
+await seedPendingJobs(service, 10_000);
 const oneTask = (await db.selectFrom("tasks").select("id").where("job_id", "=", job.id).orderBy("id", "desc").limit(1).executeTakeFirstOrThrow()).id;
 for (let i = 0; i < 19; i++) await insertWorker(db, { id: ids.next(), hostname: `host-${i}`, pid: 1000 + i, concurrency: 4, maxTasks: null, nowMs: clock.now() });
 for (let i = 0; i < 20; i++) await invoke(operationByName.get("register_job")!, { entrypoint: "bench/jobs.ts:fanOutNoop", name: `registered_${i}`, schedule: "0 3 * * *", defaults: { n: 1 } }, admin);
