@@ -200,6 +200,10 @@ forEachBackend("engine", (backend) => {
     const gone = (await h.http("GET", `/api/v0/tasks/${chatty.id}/logs`)).body as TaskLogsView;
     expect(gone).toMatchObject({ available: false, content: "" });
     expect(existsSync(chatty.log_path!)).toBe(false);
+    // Following a log that is not here (another host's) says so, where it printed nothing.
+    const followed = await h.cli("task", "logs", chatty.id, "--follow");
+    expect(followed.code, followed.err).toBe(0);
+    expect(followed.err).toContain(`the log of attempt 2 is not readable from here: it is ${chatty.log_path} on the host of the worker that ran it`);
   });
 
   it("passes map items as they are when no argument name is given", async () => {

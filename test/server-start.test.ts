@@ -191,6 +191,22 @@ describe.runIf(distributed)("server start in distributed mode", () => {
     }
   });
 
+  // It was "unexpected failure: EEXIST: file already exists, mkdir '…'", exit 10.
+  it("refuses a SERVICE_LOG_DIR that is a file in one line naming the variable", () => {
+    const dir = mkdtempSync(join(tmpdir(), "jobhouse-logdir-"));
+    try {
+      const file = join(dir, "a-file");
+      writeFileSync(file, "");
+      const refused = refusal({ SERVICE_LOG_DIR: file });
+      expect(refused.status, refused.stderr).toBe(2);
+      // (After the migrations it applied, which it logs.)
+      expect(refused.stderr.trim().split("\n").filter((line) => !/ INFO /.test(line)), refused.stderr).toHaveLength(1);
+      expect(refused.stderr).toContain(`SERVICE_LOG_DIR (${file}) must be a folder, and a file is in its place`);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   // A mistyped database name made a database of its own in every process that opened it, where a
   // worker's tables then went, out of the server's sight.
   it("worker start, background start and the commands refuse a ClickHouse database that does not exist; migrate creates it", () => {

@@ -4,6 +4,7 @@
 import { mkdir } from "node:fs/promises";
 import { z } from "zod";
 import { SetupResult } from "../../models/system.js";
+import { ConfigError } from "../../core/config.js";
 import { openColumnStore } from "../../data/client.js";
 import { migrateToLatest } from "../../store/migrate.js";
 import { defineOperation } from "../define.js";
@@ -19,8 +20,8 @@ export const setup = defineOperation({
   output: SetupResult,
   cli: { command: "setup", examples: ["jobhouse setup"], confirm: (r: { migrations_applied: string[] }) => `Ready (${r.migrations_applied.length} migration(s) applied)` },
   async handler(_input, { config, db, columns, migratedOnOpen = [] }) {
-    await mkdir(config.home, { recursive: true });
-    await mkdir(config.logDir, { recursive: true });
+    await makeFolder(config.home, "SERVICE_HOME");
+    await makeFolder(config.logDir, "SERVICE_LOG_DIR");
     const applied = [...migratedOnOpen, ...(await migrateToLatest(db))];
     // The one place besides server start and migrate that makes the ClickHouse database; the
     // service's own handle only finds it (data/client.ts openColumnStore).
@@ -34,3 +35,15 @@ export const setup = defineOperation({
     };
   },
 });
+
+/** A folder the service needs; a file in its place is one line naming the variable, not EEXIST. */
+async function makeFolder(path: string, variable: string): Promise<void> {
+  try {
+    await mkdir(path, { recursive: true });
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === "EEXIST" || code === "ENOTDIR") throw new ConfigError(`${variable} (${path}) must be a folder, and a file is in its place`);
+    if (code === "EACCES" || code === "EROFS") throw new ConfigError(`${variable} (${path}) cannot be created: ${code === "EACCES" ? "permission denied" : "read-only file system"}`);
+    throw error;
+  }
+}

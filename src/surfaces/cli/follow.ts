@@ -106,6 +106,7 @@ export async function followJob(
 interface TaskLogsView {
   attempt: number | null;
   available: boolean;
+  path: string | null;
   size_bytes: number | null;
   content: string;
 }
@@ -121,6 +122,7 @@ export async function followTaskLog(
   operations: ReadonlyMap<string, AnyOperation>,
   write: (text: string) => void,
   watch?: WatchEvents,
+  notice: (line: string) => void = () => undefined,
 ): Promise<void> {
   const getTask = operations.get("get_task")!;
   const getLogs = operations.get("get_task_logs")!;
@@ -129,6 +131,8 @@ export async function followTaskLog(
   const wakeUps = await openWakeUps(watch, { taskId }, LOG_FALLBACK_POLL_MS);
   let attempt: number | null = null;
   let printed = 0;
+  /** The attempt whose log was said to be out of reach (once each). */
+  let unreadable: number | null = null;
   try {
     for (;;) {
       // The status first: logs read after a terminal status hold everything the task wrote.
@@ -139,6 +143,12 @@ export async function followTaskLog(
         if (attempt !== null) write(`--- attempt ${logs.attempt} ---\n`);
         attempt = logs.attempt;
         printed = 0;
+      }
+      // Started, with a path, but no file here: written on another host (CONTRACT §9). Following
+      // it printed nothing and exited 0, as if the task had written nothing.
+      if (!logs.available && logs.path !== null && logs.attempt !== null && unreadable !== logs.attempt && status !== "PENDING") {
+        unreadable = logs.attempt;
+        notice(`the log of attempt ${logs.attempt} is not readable from here: it is ${logs.path} on the host of the worker that ran it`);
       }
       if (logs.available && logs.size_bytes !== null && logs.size_bytes > printed) {
         const bytes = Buffer.from(logs.content);

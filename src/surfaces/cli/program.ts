@@ -112,7 +112,7 @@ export function addOperationCommands(program: Command, operations: readonly AnyO
       if (fromStdin && input[fromStdin] === undefined && io.readLine) input[fromStdin] = await io.readLine();
       if (op.cli!.followLog && options.follow) {
         // Each piece ends with a newline, which the output stream adds again.
-        return followTaskLog(String(input.id), call, byName(), (text) => io.out(text.replace(/\n$/, "")), await io.watchEvents?.());
+        return followTaskLog(String(input.id), call, byName(), (text) => io.out(text.replace(/\n$/, "")), await io.watchEvents?.(), (line) => io.err(line));
       }
       const output = await call(op, coerceTextInput(op, input));
       const format = options.json ? "json" : ((options.output as string | undefined) ?? (options.wide ? "wide" : "table"));
