@@ -37,6 +37,8 @@ forEachBackend("run_job idempotency keys", (backend) => {
     const other = await run({ name: entry("hello"), kwargs: { who: "bo" }, idempotency_key: "k-mismatch" });
     expect(other.status).toBe(409);
     expect(other.body).toMatchObject({ code: "idempotency_key_reused", detail: expect.stringContaining("k-mismatch") });
+    // Another priority is another request too (it returned the first job).
+    expect((await run({ name: entry("hello"), kwargs: { who: "ann" }, priority: 5, idempotency_key: "k-mismatch" })).status).toBe(409);
   });
 
   it("makes one job of twelve concurrent requests with one key", async () => {

@@ -95,10 +95,21 @@ async function planRerun(of: bigint, from: "failed" | "all", { db, config, jobs 
   return { ...plan, name: old.name, registeredName: old.registered_name, priority: Number(old.priority), runsGate: runsGateOf(registered), rerun: { of, from } };
 }
 
-/** The request an idempotency key stands for: name, kwargs (keys in any order) and mode. */
-function requestFingerprint(request: { name?: string; rerun_of?: bigint; from?: string; kwargs: Record<string, unknown>; preservation_mode?: string }): string {
+/**
+ * The request an idempotency key stands for: name, kwargs (keys in any order), mode and priority
+ * (the same key with another priority returned the first job instead of 409). The priority is
+ * left out at its default, so keys used before it counted still match their retries.
+ */
+function requestFingerprint(request: { name?: string; rerun_of?: bigint; from?: string; kwargs: Record<string, unknown>; preservation_mode?: string; priority?: number }): string {
   const text = JSON.stringify(
-    canonical({ name: request.name ?? null, rerun_of: request.rerun_of?.toString() ?? null, from: request.rerun_of === undefined ? null : request.from, kwargs: request.kwargs, preservation_mode: request.preservation_mode ?? null }),
+    canonical({
+      name: request.name ?? null,
+      rerun_of: request.rerun_of?.toString() ?? null,
+      from: request.rerun_of === undefined ? null : request.from,
+      kwargs: request.kwargs,
+      preservation_mode: request.preservation_mode ?? null,
+      ...(request.priority ? { priority: request.priority } : {}),
+    }),
   );
   return createHash("sha256").update(text).digest("hex");
 }
