@@ -170,6 +170,13 @@ forEachBackend("data plane", (backend) => {
     writeFileSync(join(dir, "t.jsonl"), '{"n":1,"s":"q"}\n{"n":2,"s":"r\\"x"}\n');
     const jsonl = await loadObject(join(dir, "t.jsonl"), {}, scopePlane(ds));
     expect(await jsonl.rows()).toEqual([{ n: 1, s: "q" }, { n: 2, s: 'r"x' }]);
+    // Integers JSON.parse or Float64 would round: refused in JSON lines, UInt64 in a CSV.
+    writeFileSync(join(dir, "big.jsonl"), '{"id":1}\n{"id":9007199254740993}\n');
+    await expect(loadObject(join(dir, "big.jsonl"), {}, scopePlane(ds))).rejects.toThrow(/line 2: the number 9007199254740993 is an integer past 2\^53/);
+    writeFileSync(join(dir, "big.csv"), "id\n12345678901234567890\n1\n");
+    const big = await loadObject(join(dir, "big.csv"), {}, scopePlane(ds));
+    expect((await big.columns()).map((c) => c.type)).toEqual(["UInt64"]);
+    expect(await big.scalar("max(id)")).toBe(12345678901234567890n);
     const fromUrl = await loadObject(`${httpUrl}/data.jsonl`, { types: { tag: "LowCardinality(String)" } }, scopePlane(ds));
     expect(await fromUrl.count()).toBe(2);
     await expect(loadObject("nope/missing.csv", {}, scopePlane(ds))).rejects.toThrow(/does not exist/);

@@ -2,6 +2,7 @@
 // ClickHouse reads Parquet itself). Types are inferred from a sample of the rows and can be
 // overridden; the bytes themselves go to ClickHouse as they are, in their own format.
 
+import { firstInexactInteger, inexactIntegerMessage } from "../core/json-integers.js";
 import { createReadStream, existsSync, statSync } from "node:fs";
 import { open } from "node:fs/promises";
 import { extname, resolve } from "node:path";
@@ -39,6 +40,9 @@ async function insertJsonLines(ds: DataScope, table: string, input: Readable): P
   for await (const text of createInterface({ input, crlfDelay: Infinity })) {
     line += 1;
     if (text.trim() === "") continue;
+    // JSON.parse would round it in silence (9007199254740993 stored as …992).
+    const inexact = firstInexactInteger(text);
+    if (inexact !== null) throw new Error(`line ${line}: ${inexactIntegerMessage(inexact)}`);
     try {
       batch.push(JSON.parse(text) as Record<string, unknown>);
     } catch {
@@ -221,6 +225,8 @@ function inferText(values: unknown[], features: Features, format: FileFormat): s
   const explicitNull = texts.some((v) => v === "\\N");
   let base = "String";
   if (present.length > 0 && present.every((v) => /^-?\d{1,19}$/.test(v) && BigInt(v) >= -(1n << 63n) && BigInt(v) < 1n << 63n)) base = "Int64";
+  // Past Int64 but within UInt64 (12345678901234567890): exact, where Float64 rounded it.
+  else if (present.length > 0 && present.every((v) => /^\d{1,20}$/.test(v) && BigInt(v) < 1n << 64n)) base = "UInt64";
   else if (present.length > 0 && present.every((v) => /^-?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$/.test(v))) base = "Float64";
   else if (present.length > 0 && present.every((v) => v === "true" || v === "false")) base = features.bool ? "Bool" : "String";
   else if (present.length > 0 && present.every((v) => /^\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}$/.test(v))) base = "DateTime('UTC')";
