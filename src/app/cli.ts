@@ -2,7 +2,8 @@
 // lifecycles that are not operations (local start, worker start, background start, migrate).
 
 import { Argument, Command, CommanderError } from "commander";
-import { ConfigError, MAX_WORKER_CONCURRENCY, MAX_WORKER_TASKS, colorWanted, digitsValue, loadConfig, type Config } from "../core/config.js";
+import { ConfigError, colorWanted, digitsValue, loadConfig, type Config } from "../core/config.js";
+import { MAX_WORKER_CONCURRENCY, MAX_WORKER_TASKS } from "../core/worker-limits.js";
 import { visibleControls } from "../core/control-chars.js";
 import { ERROR_KINDS, EXIT_CODES, invalid, isServiceError } from "../core/errors.js";
 import { openColumnStore } from "../data/client.js";

@@ -2,6 +2,7 @@
 
 import { homedir } from "node:os";
 import { isAbsolute, join, resolve } from "node:path";
+import { MAX_WORKER_CONCURRENCY } from "./worker-limits.js";
 
 export type Mode = "local" | "distributed";
 export type AuthScheme = "token" | "users";
@@ -240,14 +241,6 @@ export function redactUrl(url: string): string {
  * The number a text of digits only writes, else NaN: "1e3", "0x10", " 80", "0.5" and "" are not
  * what anyone who types a count, a port or seconds means.
  */
-/**
- * A worker's slots: each is a task thread (its own V8 heap, SERVICE_TASK_MEMORY_MB at most), all
- * started at once. 100,000 ran the process out of memory instead of refusing.
- */
-export const MAX_WORKER_CONCURRENCY = 256;
-/** workers.max_tasks is a 32-bit integer column: more was a failed start, then a hung process. */
-export const MAX_WORKER_TASKS = 2_147_483_647;
-
 export const digitsValue = (text: string): number => (/^\d+$/.test(text) ? Number(text) : NaN);
 
 /**

@@ -1,7 +1,7 @@
 // Worker wire models (SPEC "Orchestration models", CONTRACT §3).
 
 import { z } from "zod";
-import { MAX_WORKER_TASKS } from "../core/config.js";
+import { MAX_WORKER_TASKS } from "../core/worker-limits.js";
 import { Cursor, IdInput, IdString, Limit, NullableTimestamp, Page, Timestamp } from "./common.js";
 
 export const WorkerStatus = z.enum(["ACTIVE", "STOPPING", "STOPPED", "LOST"]);
