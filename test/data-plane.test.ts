@@ -621,6 +621,18 @@ forEachBackend("data plane", (backend) => {
       expect((await h.http("GET", "/api/v0/objects/999999999999")).status).toBe(404);
     });
 
+    // Found by trying the product: objects travel by name, found job-first, so the reader got the
+    // job's object of the same name instead of the global one it was handed.
+    it("hands a dependent the global object a task returned, though the job made one of its name since", async () => {
+      const job = await runAndWait(h, `${DATA_JOBS}:twinNames`);
+      expect(job.status, job.error ?? "").toBe("COMPLETED");
+      const read = job.tasks.find((t) => t.name === "read_twin")!;
+      expect(((await h.call("get_task", { id: read.id })) as { result_ref: unknown }).result_ref).toEqual({ scope: "global", rows: [{ who: "global" }] });
+      // The wire shows the marker CONTRACT §4 names.
+      const made = job.tasks.find((t) => t.name === "make_global_twin")!;
+      expect(((await h.call("get_task", { id: made.id })) as { result_ref: unknown }).result_ref).toEqual({ object: "twin_name" });
+    });
+
     it("hands a global object named in run_job's kwargs to the job as a DataObject", async () => {
       await create({ x: [1, 2, 3, 4] }, { name: "for_counting" });
       const job = await runAndWait(h, `${DATA_JOBS}:countRows`, { input: { object: "for_counting" } });

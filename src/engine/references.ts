@@ -43,9 +43,26 @@ export function escapedObject(value: unknown): Record<string, unknown> | undefin
   return typeof inner === "object" && inner !== null && !Array.isArray(inner) ? (inner as Record<string, unknown>) : undefined;
 }
 
+/** The key that marks a handed-on global object's marker, {"object": name, "$scope": "global"}. */
+const SCOPE_KEY = "$scope";
+
+/**
+ * A data object's marker: {"object": name}, or {"object": name, "$scope": "global"} for a global
+ * object a task handed on (a job object of the same name would otherwise be found first); null for
+ * anything else.
+ */
+export function objectMarker(value: unknown): { name: string; scope?: "global" } | null {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return null;
+  const keys = Object.keys(value);
+  const name = (value as { object?: unknown }).object;
+  if (typeof name !== "string") return null;
+  if (keys.length === 1) return { name };
+  return keys.length === 2 && (value as Record<string, unknown>)[SCOPE_KEY] === "global" ? { name, scope: "global" } : null;
+}
+
 /** Whether plain data has a shape that readers would take for a marker (or for an escape). */
 const looksLikeMarker = (value: unknown, objectNames: ObjectNames): boolean =>
-  markerId(value) !== null || (objectNames === "data" && typeof soleValue(value, "object") === "string") || escapedObject(value) !== undefined;
+  markerId(value) !== null || (objectNames === "data" && objectMarker(value) !== null) || escapedObject(value) !== undefined;
 
 /**
  * What a plain {"object": "<name>"} means: data, in values task code makes (its data objects are
@@ -108,7 +125,8 @@ export function toStoredJson(value: unknown, what: string, objectNames: ObjectNa
       }
       if (escapes.has(this) && key === ESCAPE_KEY) return v;
       const original = this[key];
-      if (original instanceof TaskRef || original instanceof DataObject || !looksLikeMarker(v, objectNames)) return v;
+      if (original instanceof DataObject) return original.scope === "global" ? { object: original.name, [SCOPE_KEY]: "global" } : v;
+      if (original instanceof TaskRef || !looksLikeMarker(v, objectNames)) return v;
       const escape = { [ESCAPE_KEY]: v };
       escapes.add(escape);
       return escape;
@@ -123,13 +141,16 @@ const described = (key: string): string => (key === "" ? "the value" : `field ${
 /** A stored value as its author gave it: escapes replaced by the objects they hold (for views). */
 export function fromStoredJson(text: string): unknown {
   const value = JSON.parse(text) as unknown;
-  return text.includes(`"${ESCAPE_KEY}"`) ? unescapeValue(value) : value;
+  return text.includes(`"${ESCAPE_KEY}"`) || text.includes(`"${SCOPE_KEY}"`) ? unescapeValue(value) : value;
 }
 
-// From the top down: an escape's object is taken literally, even when it is an escape's shape.
+// From the top down: an escape's object is taken literally, even when it is an escape's shape; a
+// global object's marker is shown as every marker is, {"object": name} (CONTRACT §4).
 function unescapeValue(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(unescapeValue);
   if (typeof value !== "object" || value === null) return value;
+  const marker = objectMarker(value);
+  if (marker?.scope) return { object: marker.name };
   const literal = escapedObject(value) ?? (value as Record<string, unknown>);
   return Object.fromEntries(Object.entries(literal).map(([k, v]) => [k, unescapeValue(v)]));
 }

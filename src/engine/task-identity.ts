@@ -16,7 +16,7 @@ import { createHash } from "node:crypto";
 import { canonical } from "../core/canonical.js";
 import type { Store } from "../store/db.js";
 import type { NewChild } from "../store/transitions.js";
-import { ESCAPE_KEY, collectReferences, escapedObject, soleValue } from "./references.js";
+import { ESCAPE_KEY, collectReferences, escapedObject, objectMarker, soleValue } from "./references.js";
 
 /** The entry task's identity: every run's graph grows from it. */
 export const ENTRY_IDENTITY = "entry";
@@ -68,8 +68,8 @@ export async function assignIdentities(db: Store, parent: ParentTask, children: 
 
 /** Every {"object": name} in a value. */
 function objectNames(value: unknown, into: Set<string> = new Set()): Set<string> {
-  const name = soleValue(value, "object");
-  if (typeof name === "string") into.add(name);
+  const marker = objectMarker(value);
+  if (marker !== null) into.add(marker.name);
   else if (Array.isArray(value)) value.forEach((v) => objectNames(v, into));
   else if (value !== null && typeof value === "object") Object.values(escapedObject(value) ?? value).forEach((v) => objectNames(v, into));
   return into;

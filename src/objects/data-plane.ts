@@ -33,7 +33,8 @@ export interface DataPlane {
   create(data: Columns | Rows, options: CreateOptions): Promise<ObjectRecord>;
   load(source: string, options: FileOptions): Promise<ObjectRecord>;
   query(query: string, inputs: Record<string, ObjectRecord>, placement: Placement): Promise<ObjectRecord>;
-  find(name: string): Promise<ObjectRecord>;
+  /** By name as the running job sees it (its own object first); `global`: the global one. */
+  find(name: string, scope?: "global"): Promise<ObjectRecord>;
   /** Makes a chain into one object with one statement. */
   derive(chain: ChainNode, placement: Placement | undefined): Promise<ObjectRecord>;
   insert(record: ObjectRecord, rows: Row[]): Promise<number>;

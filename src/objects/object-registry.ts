@@ -275,8 +275,8 @@ export async function sourceOf(ds: DataScope, record: ObjectRecord): Promise<Sou
 }
 
 /** Appends rows to an existing object (CONTRACT §5 insert); values are escaped, never spliced. */
-export async function findObjectRecord(ds: Pick<DataScope, "db" | "jobId">, name: string): Promise<ObjectRecord> {
-  const row = await findObjectForJob(ds.db, name, ds.jobId);
+export async function findObjectRecord(ds: Pick<DataScope, "db" | "jobId">, name: string, scope?: "global"): Promise<ObjectRecord> {
+  const row = await findObjectForJob(ds.db, name, ds.jobId, scope);
   if (!row) throw notFound(`no data object is named "${name}"`);
   return toRecord(row);
 }

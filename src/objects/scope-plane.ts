@@ -30,7 +30,7 @@ export function scopePlane(ds: DataScope): DataPlane {
     create: (data, options) => (Array.isArray(data) ? createFromRows(ds, data as Rows, options) : createFromColumns(ds, data as Columns, options)),
     load: (source, options) => createFromFile(ds, source, options),
     query: (query, inputs, placement) => createFromQuery(ds, query, inputs, placement),
-    find: (name) => findObjectRecord(ds, name),
+    find: (name, scope) => findObjectRecord(ds, name, scope),
     async derive(node, placement) {
       const chain = await compileChain(ds, node);
       try {

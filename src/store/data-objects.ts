@@ -106,12 +106,14 @@ export async function findObjectByTable(db: Store, table: string): Promise<DataO
  * The object a name means inside a job: that job's own object of that name, else the global one,
  * else a temp object by its table name.
  */
-export async function findObjectForJob(db: Store, name: string, jobId: bigint | null): Promise<DataObjectRow | undefined> {
+export async function findObjectForJob(db: Store, name: string, jobId: bigint | null, scope?: "global"): Promise<DataObjectRow | undefined> {
   const candidates = await db
     .selectFrom("data_objects")
     .selectAll()
     .where((eb) => eb.or([eb("name", "=", name), eb("table_name", "=", name)]))
     .execute();
+  // A global object a task handed on: that one, even where the job has one of the same name.
+  if (scope === "global") return candidates.find((o) => o.scope === "global" && o.name === name);
   const own = candidates.find((o) => o.scope === "job" && jobId !== null && o.job_id === jobId);
   const exact = candidates.find((o) => o.scope === "global") ?? candidates.find((o) => o.table_name === name);
   if (own ?? exact) return own ?? exact;
