@@ -107,5 +107,11 @@ forEachBackend("re-runs from failure", (backend) => {
     const nameless = await h.http("POST", "/api/v0/jobs:run", { kwargs: {} });
     expect(nameless.status).toBe(422);
     expect(nameless.body).toMatchObject({ code: "invalid", detail: expect.stringMatching(/^name: required/) });
+    // Fields a re-run would not use were dropped in silence: {rerun_of, name} ran the re-run.
+    const named = await h.http("POST", "/api/v0/jobs:run", { rerun_of: running.id, name: "test/fixtures/jobs.ts:hello", kwargs: { who: "x" } });
+    expect(named.status).toBe(422);
+    expect(named.body).toMatchObject({ code: "invalid", detail: expect.stringMatching(/^name, kwargs: a re-run \(rerun_of\)/) });
+    const fromAlone = await h.http("POST", "/api/v0/jobs:run", { name: "test/fixtures/jobs.ts:hello", from: "all" });
+    expect(fromAlone.body).toMatchObject({ status: 422, code: "invalid", detail: expect.stringMatching(/^from: only with rerun_of/) });
   });
 });

@@ -40,6 +40,7 @@ export const runJob = defineOperation({
     confirm: (job: JobView) => `Started job ${job.id} (${job.name}): ${job.status}`,
   },
   async handler(request, { db, ids, clock, config, changes, jobs }) {
+    refuseIgnoredFields(request);
     const key = request.idempotency_key;
     const fingerprint = key === undefined ? "" : requestFingerprint(request);
     // A retried request returns its job without loading anything (the module may have changed since).
@@ -63,6 +64,20 @@ export const runJob = defineOperation({
 });
 
 type Planning = Pick<OperationContext, "db" | "config" | "jobs">;
+
+/**
+ * Fields a request gives that it would not use are refused, as unknown ones are: a re-run takes its
+ * job's entrypoint, kwargs and mode (name, kwargs and preservation_mode were dropped in silence), and
+ * `from` means something only with rerun_of.
+ */
+function refuseIgnoredFields(request: { name?: string; rerun_of?: bigint; from: string; kwargs: Record<string, unknown>; preservation_mode?: string }): void {
+  if (request.rerun_of === undefined) {
+    if (request.from !== "failed") throw invalid(`from: only with rerun_of (it says which tasks of the re-run job run again)`);
+    return;
+  }
+  const given = [request.name !== undefined && "name", Object.keys(request.kwargs).length > 0 && "kwargs", request.preservation_mode !== undefined && "preservation_mode"].filter((field): field is string => field !== false);
+  if (given.length > 0) throw invalid(`${given.join(", ")}: a re-run (rerun_of) runs its job's entrypoint with its kwargs and preservation mode; leave ${given.length > 1 ? "them" : "it"} out`);
+}
 
 async function planNewRun(request: { name?: string; kwargs: Record<string, unknown>; preservation_mode?: PreservationModeName; priority: number }, { db, config, jobs }: Planning): Promise<RunRequest> {
   const name = request.name;
