@@ -67,12 +67,7 @@ export function project(src: Source, outputs: Record<string, string>): Derivatio
   if (entries.length === 0) throw new TypeError("select needs at least one column");
   const lineage: ColumnLineage = {};
   for (const [out, expr] of entries) lineage[out] = columnsUsed(expr, src.columns).map((c) => [0, c]);
-  if (!redefinesColumn(entries, src.columns)) {
-    const parts = entries.map(([out, expr]) => sql`${checkExpression(expr)} AS ${ident(checkColumnName(out))}`);
-    return { select: sql`SELECT ${list(parts)} FROM ${src.ref}`, lineage };
-  }
-  const { inner, outer } = computedColumns(entries);
-  return { select: sql`SELECT ${list(outer)} FROM (SELECT ${list(inner)} FROM ${src.ref})`, lineage };
+  return { select: selectOutputs(src, [], entries, raw("")), lineage };
 }
 
 /** Whether an output takes the name of an input column with another value (`amount: "amount * 2"`). */
@@ -80,17 +75,22 @@ const redefinesColumn = (entries: [string, string][], columns: readonly string[]
   entries.some(([out, expr]) => columns.includes(out) && expr.trim() !== out && expr.trim() !== `\`${out}\``);
 
 /**
- * Expressions computed under aliases no column has, then renamed to their outputs one level up:
- * for outputs that redefine an input column. In ClickHouse an alias is visible everywhere in its
- * SELECT, so `{amount: "amount * 2", plus: "amount + 1"}` in one level would read the doubled
- * amount in `plus` (and `sum(amount) AS amount` beside `avg(amount)` nests one aggregate in
- * another). Every release we run does this; only newer ones have a setting against it. Without
- * such an output the SELECT stays one level, where an output may name another (`c: "b + 1"`).
+ * `SELECT keys, outputs FROM source tail` (tail: a GROUP BY, or nothing). Outputs that redefine an
+ * input column are computed under aliases no column has, then renamed one level up: in ClickHouse
+ * an alias is visible everywhere in its SELECT, so `{amount: "amount * 2", plus: "amount + 1"}` in
+ * one level would read the doubled amount in `plus` (and `sum(amount) AS amount` beside
+ * `avg(amount)` nests one aggregate in another). Every release we run does this; only newer ones
+ * have a setting against it. Without such an output the SELECT stays one level, where an output
+ * may name another (`c: "b + 1"`).
  */
-function computedColumns(entries: [string, string][]): { inner: Sql[]; outer: Sql[] } {
+function selectOutputs(src: Source, keys: Sql[], entries: [string, string][], tail: Sql): Sql {
+  if (!redefinesColumn(entries, src.columns)) {
+    const outputs = entries.map(([out, expr]) => sql`${checkExpression(expr)} AS ${ident(checkColumnName(out))}`);
+    return sql`SELECT ${list([...keys, ...outputs])} FROM ${src.ref}${tail}`;
+  }
   const inner = entries.map(([, expr], i) => sql`${checkExpression(expr)} AS ${ident(`__jobhouse_${i}`)}`);
   const outer = entries.map(([out], i) => sql`${ident(`__jobhouse_${i}`)} AS ${ident(checkColumnName(out))}`);
-  return { inner, outer };
+  return sql`SELECT ${list([...keys, ...outer])} FROM (SELECT ${list([...keys, ...inner])} FROM ${src.ref}${tail})`;
 }
 
 export function aggregate(src: Source, keys: string[], aggregates: Record<string, string>): Derivation {
@@ -102,13 +102,7 @@ export function aggregate(src: Source, keys: string[], aggregates: Record<string
   const lineage: ColumnLineage = sameColumns(keys);
   for (const [out, expr] of entries) lineage[out] = columnsUsed(expr, src.columns).map((c) => [0, c]);
   const groupBy = keys.length ? sql` GROUP BY ${columnsOf(keys)}` : raw("");
-  const keyColumns = keys.map((k) => ident(k));
-  if (!redefinesColumn(entries, src.columns)) {
-    const parts = [...keyColumns, ...entries.map(([out, expr]) => sql`${checkExpression(expr)} AS ${ident(checkColumnName(out))}`)];
-    return { select: sql`SELECT ${list(parts)} FROM ${src.ref}${groupBy}`, lineage };
-  }
-  const { inner, outer } = computedColumns(entries);
-  return { select: sql`SELECT ${list([...keyColumns, ...outer])} FROM (SELECT ${list([...keyColumns, ...inner])} FROM ${src.ref}${groupBy})`, lineage };
+  return { select: selectOutputs(src, keys.map((k) => ident(k)), entries, groupBy), lineage };
 }
 
 /** "outer" is "full" by its other common name. */
