@@ -18,8 +18,8 @@ export interface ColumnStore {
   query<T = Record<string, unknown>>(statement: Sql): Promise<T[]>;
   /** A statement without a result (DDL, INSERT … SELECT). */
   command(statement: Sql): Promise<void>;
-  /** Appends rows (already JSON-ready) to a table of this database. */
-  insertRows(table: string, rows: readonly Record<string, unknown>[]): Promise<void>;
+  /** Appends rows (already JSON-ready, or written as JSON text) to a table of this database. */
+  insertRows(table: string, rows: readonly (Record<string, unknown> | JsonLine)[]): Promise<void>;
   /** Appends a payload in a raw format (a file or a download) to a table of this database. */
   insertRaw(table: string, payload: Readable, format: RawFormat): Promise<void>;
   /** The server's version, e.g. "18.16.1"; probed once. */
@@ -28,6 +28,29 @@ export interface ColumnStore {
   features(): Promise<Features>;
   close(): Promise<void>;
 }
+
+/** A row already written as JSON text (decimals' digits unquoted: decimalRowJson), inserted as it is. */
+export class JsonLine {
+  constructor(readonly text: string) {}
+}
+
+/**
+ * A result column named with this prefix is read as the text of its numbers: a wide decimal's
+ * digits, which JSON.parse would round. (ClickHouse 18.16's toString of a Decimal128 of more than
+ * about 20 digits writes NUL bytes in place of some of them; its JSON numbers are exact.)
+ */
+export const EXACT_TEXT_PREFIX = "__jobhouse_text_";
+const EXACT_TEXT_VALUE = new RegExp(`("${EXACT_TEXT_PREFIX}\\w*":)((?:null|[-+\\d.eE\\[\\],])+)`, "g");
+const quoteNumbers = (_: string, key: string, value: string) => key + value.replace(/-?\d[\d.eE+-]*/g, '"$&"');
+
+/**
+ * How the client reads a result row (the numbers of EXACT_TEXT_PREFIX columns as text; no other
+ * key can hold that quoted name unescaped) and writes an inserted one (a JsonLine as its text).
+ */
+const JSON_HANDLING = {
+  parse: <T>(text: string): T => JSON.parse(text.includes(`"${EXACT_TEXT_PREFIX}`) ? text.replace(EXACT_TEXT_VALUE, quoteNumbers) : text),
+  stringify: (value: unknown) => (value instanceof JsonLine ? value.text : JSON.stringify(value)),
+};
 
 // Errors reach our callers as exceptions; the client's own console logging would only duplicate them.
 const QUIET = { level: ClickHouseLogLevel.OFF };
@@ -96,7 +119,7 @@ async function openChdb(path: string): Promise<ClickHouseClient> {
   makePrivateDir(path);
   // Loaded lazily: the native engine is large and only local mode needs it.
   const { createChdbConnection } = await import("chdb/connection");
-  return createClient({ connection: createChdbConnection({ path }), log: QUIET } as Parameters<typeof createClient>[0]);
+  return createClient({ connection: createChdbConnection({ path }), log: QUIET, json: JSON_HANDLING } as Parameters<typeof createClient>[0]);
 }
 
 function openServer(location: string): ClickHouseClient {
@@ -107,7 +130,7 @@ function openServer(location: string): ClickHouseClient {
   url.username = "";
   url.password = "";
   url.pathname = "/";
-  return createClient({ url: url.toString(), username, password, request_timeout: 300_000, log: QUIET });
+  return createClient({ url: url.toString(), username, password, request_timeout: 300_000, log: QUIET, json: JSON_HANDLING });
 }
 
 function wrap(client: ClickHouseClient, target: ColumnTarget): ColumnStore {

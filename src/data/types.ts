@@ -112,6 +112,9 @@ export function toJsonValue(value: unknown, type: string): unknown {
     return value.map((v) => toJsonValue(v, inner));
   }
   checkScalar(value, type);
+  const decimal = decimalShape(typeShape(type).base);
+  // A decimal travels as its exact digits, written unquoted into the JSON (jsonEachRowText).
+  if (decimal) return typeof value === "number" ? decimalText(value, decimal.scale)! : canonicalDecimal(value as string);
   if (typeof value === "bigint") return value.toString();
   // An integer past 2^53 as a number is exact, but JSON would write its shortest form
   // (4611686018427387904 as 4611686018427388000): send its exact digits.
@@ -154,9 +157,9 @@ function checkScalar(value: unknown, type: string): void {
     if (kind !== "number" && !(kind === "string" && /^-?\d+(\.\d+)?$/.test(value as string))) refuse();
     // Past Float32's range a value is stored as inf, which JSON reads back as null.
     if (base === "Float32" && Math.abs(Number(value)) > FLOAT32_MAX) throw new TypeError(`${String(value)} is outside the range of ${type} (±3.4e38)`);
-    const decimal = /^Decimal\((\d+), ?(\d+)\)$/.exec(base);
-    if (decimal && !fitsDecimal(value as number | string, Number(decimal[1]), Number(decimal[2]))) {
-      throw new TypeError(`${String(value)} does not fit ${type} (at most ${Number(decimal[1]) - Number(decimal[2])} digits before the point and ${decimal[2]} after it)`);
+    const decimal = decimalShape(base);
+    if (decimal && !fitsDecimal(value as number | string, decimal.precision, decimal.scale)) {
+      throw new TypeError(`${String(value)} does not fit ${type} (at most ${decimal.precision - decimal.scale} digits before the point and ${decimal.scale} after it)`);
     }
   } else if (base === "Bool") {
     if (kind !== "boolean") refuse();
@@ -213,6 +216,47 @@ function decimalText(value: number, scale: number): string | null {
   if (!Number.isFinite(value) || Math.abs(value) >= 1e21) return null;
   const fixed = value.toFixed(Math.min(scale, 100));
   return Number(fixed) === value ? fixed : null;
+}
+
+const DECIMAL_BASE = /^Decimal\((\d+), ?(\d+)\)$/;
+
+/** Decimal(P, S)'s precision and scale, or null for any other base type. */
+function decimalShape(base: string): { precision: number; scale: number } | null {
+  const match = DECIMAL_BASE.exec(base);
+  return match ? { precision: Number(match[1]), scale: Number(match[2]) } : null;
+}
+
+/** "-007.50" as JSON can carry it: no leading zeros ("-7.50"). */
+const canonicalDecimal = (text: string) => text.replace(/^(-?)0+(?=\d)/, "$1");
+
+/** The most significant digits every value of a Float64 holds exactly (DBL_DIG). */
+const EXACT_DOUBLE_DIGITS = 15;
+
+/**
+ * Whether a column's values are read back as text: a Decimal(P, S) with more digits than a double
+ * holds (P > 15), whose values JSON numbers would round. Narrower decimals read back as numbers.
+ */
+export function readsAsDecimalText(type: string): boolean {
+  return (decimalShape(typeShape(type).base)?.precision ?? 0) > EXACT_DOUBLE_DIGITS;
+}
+
+/** Whether a column's values are decimals (sent as exact digits, unquoted: jsonEachRowText). */
+export function isDecimalType(type: string): boolean {
+  return decimalShape(typeShape(type).base) !== null;
+}
+
+/**
+ * A row as one line of JSONEachRow, the values of `decimalColumns` (digit texts, from toJsonValue)
+ * written as JSON numbers: ClickHouse 18.16 refuses a quoted decimal, and a JS number would round
+ * one of more than 15 digits.
+ */
+export function decimalRowJson(row: Record<string, unknown>, decimalColumns: ReadonlySet<string>): string {
+  const unquoted = (value: unknown): string => (Array.isArray(value) ? `[${value.map(unquoted).join(",")}]` : typeof value === "string" ? value : JSON.stringify(value));
+  const fields: string[] = [];
+  for (const [name, value] of Object.entries(row)) {
+    if (value !== undefined) fields.push(`${JSON.stringify(name)}:${decimalColumns.has(name) ? unquoted(value) : JSON.stringify(value)}`);
+  }
+  return `{${fields.join(",")}}`;
 }
 
 /** Whether a column takes null: Nullable at its top, LowCardinality(Nullable(T)) included. */
@@ -286,6 +330,11 @@ export function readConverter(type: string): ((value: unknown) => unknown) | nul
   if (base === "Date" || base.startsWith("DateTime")) {
     // ClickHouse 18.16 writes the epoch (day or second 0) as its "zero date", 0000-00-00.
     const one = (v: unknown): unknown => (typeof v === "string" && v.startsWith("0000-00-00") ? "1970-01-01" + v.slice(10) : v);
+    return (value) => deep(value, arrays, one);
+  }
+  if (readsAsDecimalText(type)) {
+    // One text on every engine: 18.16 writes the scale's trailing zeros ("7.0000000000"), chDB not.
+    const one = (v: unknown): unknown => (typeof v === "string" ? v.replace(/(\.\d*?)0+$/, "$1").replace(/\.$/, "").replace(/^-0$/, "0") : v);
     return (value) => deep(value, arrays, one);
   }
   if (!WIDE_INTEGER.test(base)) return null;

@@ -47,7 +47,7 @@ export function scopePlane(ds: DataScope): DataPlane {
       derivations.checkColumnName(name);
       return reading(ds, node, async (source) => {
         const order = source.sortSql ? raw(` ORDER BY ${source.sortSql}`) : raw("");
-        const rows = await selectRows(ds, source, sql`SELECT ${ident(name)} FROM ${source.from}${order}`);
+        const rows = await selectRows(ds, source, { column: name }, order);
         return rows.map((r) => r[name]);
       });
     },
@@ -59,7 +59,7 @@ export function scopePlane(ds: DataScope): DataPlane {
         // column as a tie-breaker (a sort with ties alone would let rows move between pages).
         const everyColumn = (await source.columns()).map((c) => ident(c.name).text).join(", ");
         const order = source.sortSql ? `${source.sortSql}, ${everyColumn}` : everyColumn;
-        return selectRows(ds, source, sql`SELECT * FROM ${source.from} ORDER BY ${raw(order)} LIMIT ${offset}, ${size}`);
+        return selectRows(ds, source, "*", sql` ORDER BY ${raw(order)} LIMIT ${offset}, ${size}`);
       }),
     columns: (node) => reading(ds, node, (source) => source.columns()),
   };

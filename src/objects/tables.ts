@@ -4,8 +4,9 @@
 
 import { invalid } from "../core/errors.js";
 import { type Derivation, checkColumnName } from "../data/derive.js";
+import { EXACT_TEXT_PREFIX, JsonLine } from "../data/client.js";
 import { type Sql, ident, raw, sql } from "../data/sql.js";
-import { convertRows, inferType, jsonConverter, normalizeType, readConverter, toJsonValue } from "../data/types.js";
+import { convertRows, inferType, isDecimalType, jsonConverter, decimalRowJson, normalizeType, readConverter, readsAsDecimalText, toJsonValue } from "../data/types.js";
 import { invalidateObjectStats } from "../store/data-objects.js";
 import { type ExternalSource, recordOperation } from "../store/object-lineage.js";
 import {
@@ -75,8 +76,14 @@ async function insertInBatches(ds: DataScope, table: string, names: string[], ty
     } catch (error) {
       throw new TypeError(`column "${names[c]}", row ${i}: ${(error as Error).message}`);
     }
-    await ds.columns.insertRows(table, rows);
+    await appendRows(ds, table, rows, names.map((name, i) => ({ name, type: types[i]! })));
   }
+}
+
+/** Appends JSON-ready rows; a table with decimal columns goes as text, their exact digits unquoted. */
+async function appendRows(ds: DataScope, table: string, rows: Record<string, unknown>[], columns: readonly { name: string; type: string }[]): Promise<void> {
+  const decimals = new Set(columns.filter((c) => isDecimalType(c.type)).map((c) => c.name));
+  await ds.columns.insertRows(table, decimals.size === 0 ? rows : rows.map((row) => new JsonLine(decimalRowJson(row, decimals))));
 }
 
 /** A new object from row objects; columns in order of first appearance. */
@@ -159,7 +166,7 @@ export async function insertRows(ds: DataScope, record: ObjectRecord, rows: read
     }
     return out;
   });
-  await ds.columns.insertRows(record.table, prepared);
+  await appendRows(ds, record.table, prepared, columns);
   // After the rows are in: a count measured from now on includes them.
   await invalidateObjectStats(ds.db, record.id);
   const now = ds.clock.now();
@@ -188,9 +195,26 @@ export interface ReadSource {
   columns(): Promise<ColumnList>;
 }
 
-/** Rows of a SELECT over a source, with its wide integers read exactly. */
-export async function selectRows(ds: DataScope, source: ReadSource, statement: Sql): Promise<Record<string, unknown>[]> {
-  return convertRows(await ds.columns.query<Record<string, unknown>>(statement), await source.columns());
+/**
+ * Rows of a source, every column (`*`) or one, then `tail` (ORDER BY, LIMIT), read exactly: wide
+ * integers by their quoted digits, wide decimals as their text, selected beside the column under
+ * another name (an alias of the column's own name would be what an ORDER BY on it sorts by).
+ */
+export async function selectRows(ds: DataScope, source: ReadSource, pick: { column: string } | "*", tail: Sql): Promise<Record<string, unknown>[]> {
+  const columns = await source.columns();
+  const exact = columns
+    .filter((c) => (pick === "*" || c.name === pick.column) && readsAsDecimalText(c.type))
+    .map((c, i) => ({ name: c.name, alias: `${EXACT_TEXT_PREFIX}${i}` }));
+  const list = pick === "*" ? "*" : ident(pick.column).text;
+  const extra = exact.map((e) => `, ${ident(e.name).text} AS ${e.alias}`).join("");
+  const rows = await ds.columns.query<Record<string, unknown>>(sql`SELECT ${raw(list + extra)} FROM ${source.from}${tail}`);
+  for (const row of rows) {
+    for (const { name, alias } of exact) {
+      row[name] = row[alias];
+      delete row[alias];
+    }
+  }
+  return convertRows(rows, columns);
 }
 
 export async function readRows(ds: DataScope, source: ReadSource, options: { limit?: number; offset?: number } = {}): Promise<Record<string, unknown>[]> {
@@ -202,19 +226,24 @@ export async function readRows(ds: DataScope, source: ReadSource, options: { lim
   // An offset alone needs a length: ClickHouse 18.16 overflows on a huge one, so use the row count.
   const length = options.limit ?? (paged ? Number(await readScalar(ds, source, raw("count()"))) : 0);
   const limit = paged ? sql` LIMIT ${options.offset ?? 0}, ${length}` : raw("");
-  return selectRows(ds, source, sql`SELECT * FROM ${source.from}${order}${limit}`);
+  return selectRows(ds, source, "*", sql`${order}${limit}`);
 }
 
 export async function readScalar(ds: DataScope, source: ReadSource, expression: Sql): Promise<unknown> {
   // The value's type comes along, so a 64-bit result is read exactly. The aliases are no names an
   // author's column would have: an alias shadows a column of its name inside the expression
   // (`max(type)` read the type's name), or makes it cyclic on 18.16.
-  const rows = await ds.columns.query<{ __jobhouse_value: unknown; __jobhouse_type: string }>(
-    sql`SELECT ${expression} AS __jobhouse_value, toTypeName(__jobhouse_value) AS __jobhouse_type FROM ${source.from} LIMIT 1`,
-  );
-  const row = rows[0];
+  const read = async (alias: string) =>
+    (await ds.columns.query<Record<string, unknown> & { __jobhouse_type: string }>(
+      sql`SELECT ${expression} AS ${raw(alias)}, toTypeName(${raw(alias)}) AS __jobhouse_type FROM ${source.from} LIMIT 1`,
+    ))[0];
+  let row = await read("__jobhouse_value");
   if (!row) return null;
-  return readConverter(row.__jobhouse_type)?.(row.__jobhouse_value) ?? row.__jobhouse_value;
+  // A wide decimal's JSON number was rounded: it is read again as its text (rare enough for two reads).
+  const alias = readsAsDecimalText(row.__jobhouse_type) ? `${EXACT_TEXT_PREFIX}value` : "__jobhouse_value";
+  if (alias !== "__jobhouse_value") row = await read(alias);
+  if (!row) return null;
+  return readConverter(row.__jobhouse_type)?.(row[alias]) ?? row[alias];
 }
 
 /** The object a name means for this scope's job (its job object, else global, else a temp table). */
