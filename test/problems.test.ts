@@ -111,6 +111,8 @@ forEachBackend("Problems", (backend) => {
       ["task id not a number", "GET", "/api/v0/tasks/abc"],
       ["task id too large", "GET", "/api/v0/tasks/99999999999999999999"],
       ["task id with leading zeros", "GET", "/api/v0/tasks/00912967546894630912"],
+      ["job ref with leading zeros", "GET", "/api/v0/jobs/007"],
+      ["job ref with leading zeros, stats", "GET", "/api/v0/jobs/007/stats"],
       ["worker id not a number", "POST", "/api/v0/workers/x/stop"],
       ["log of attempt 0 (attempts count from 1)", "GET", "/api/v0/tasks/42/logs?attempt=0"],
       ["run_job without name", "POST", "/api/v0/jobs:run", {}],
@@ -150,6 +152,7 @@ forEachBackend("Problems", (backend) => {
       // Twenty digits are digits: what is wrong is the range.
       expect(((await h.http("GET", "/api/v0/tasks/99999999999999999999")).body as { detail: string }).detail).toBe("id: id is out of range");
       expect(((await h.http("GET", "/api/v0/tasks/00912967546894630912")).body as { detail: string }).detail).toBe("id: an id is written without leading zeros");
+      expect(((await h.http("GET", "/api/v0/jobs/007")).body as { detail: string }).detail).toBe("ref: an id is written without leading zeros");
       const huge = await h.http("POST", "/api/v0/jobs:run", '{"name":"known","kwargs":{"a":{"b":[1,-1e999]}}}');
       expect((huge.body as { detail: string }).detail).toMatch(/^kwargs\.a\.b\.1: is a number too large for JSON/);
     });

@@ -38,7 +38,13 @@ export const UserView = z.object({
 export type UserView = z.infer<typeof UserView>;
 
 export const CreateUserRequest = z.object({ username: Username, password: Password, role: Role });
-export const UserRef = z.string().min(1).max(200).describe("A user id or a username");
+export const UserRef = z
+  .string()
+  .min(1)
+  .max(200)
+  // As RefId: an all-digit ref is an id, written one way.
+  .refine((text) => !/^0\d+$/.test(text), "an id is written without leading zeros")
+  .describe("A user id or a username");
 export const UserRefInput = z.object({ ref: UserRef });
 export const SetRoleRequest = z.object({ ref: UserRef, role: Role });
 export const SetPasswordRequest = z.object({ ref: UserRef, password: Password });

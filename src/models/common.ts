@@ -32,7 +32,15 @@ export const IdInput = z
 
 /** SPEC RefId: a numeric id or a human-readable name (CONTRACT §4: all digits means an id). */
 export const RefId = z
-  .union([z.number().int().nonnegative(), z.string().min(1).max(200)])
+  .union([
+    z.number().int().nonnegative(),
+    z
+      .string()
+      .min(1)
+      .max(200)
+      // As IdInput: "007" found job 7 while task "007" was refused; one resource, one spelling.
+      .refine((text) => !/^0\d+$/.test(text), "an id is written without leading zeros"),
+  ])
   .meta({ description: "Numeric id or name; an all-digit string is an id, any other string the most recent of that name", examples: ["912370881995911168", "nightly_sales"] })
   .transform((value) => String(value));
 
