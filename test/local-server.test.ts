@@ -190,10 +190,21 @@ describe("local start", () => {
     expect(response.status).toBe(200);
   });
 
-  it("stops on SIGTERM and removes server.json", async () => {
+  // Found by trying the product: a task that ignores its signal held the server (with its API
+  // already closed) until the task ended by itself, minutes later.
+  it("stops on SIGTERM within the grace period, though a task ignores its signal, and removes server.json", async () => {
+    const run = cli("run-job", "test/fixtures/jobs.ts:stubbornJob", "--kwargs", '{"ms":600000}', "--json");
+    expect(run.status, run.stderr).toBe(0);
+    const jobId = (JSON.parse(run.stdout) as { id: string }).id;
+    const running = async () => ((await (await fetch(`${url}/api/v0/jobs/${jobId}`)).json()) as { tasks: { name: string; status: string }[] }).tasks.some((t) => t.name === "stubborn" && t.status === "RUNNING");
+    for (let i = 0; i < 200 && !(await running()); i++) await new Promise((r) => setTimeout(r, 50));
+    expect(await running()).toBe(true);
     const exited = new Promise<number | null>((resolve) => server.on("exit", (code) => resolve(code)));
+    const signalledAt = Date.now();
     server.kill("SIGTERM");
     expect(await exited).toBe(0);
+    expect(Date.now() - signalledAt).toBeLessThan(15_000);
+    expect(stderr).toMatch(/running tasks get 5 s to finish/);
     expect(existsSync(join(home, "server.json"))).toBe(false);
   });
 

@@ -14,7 +14,7 @@ import { invoke, operationByName, operations, SYNTHETIC_ADMIN } from "../operati
 import { buildHttpApp } from "../surfaces/rest/app.js";
 import { createMetrics } from "./metrics.js";
 import { openService, type OpenedService } from "./context.js";
-import { type EngineRuntime, startEngine } from "./engine-runtime.js";
+import { type EngineRuntime, GRACE_PERIOD_MS, startEngine } from "./engine-runtime.js";
 import { reapDeadLocalWorkers } from "../engine/background.js";
 import { dropOrphanTables } from "../engine/cleanup.js";
 import { registerExamples } from "./examples.js";
@@ -32,7 +32,8 @@ export interface RunningServer {
   app: FastifyInstance;
   service: OpenedService;
   engine: EngineRuntime;
-  stop(): Promise<void>;
+  /** Without `graceMs`, running tasks are waited for however long they take (tests end idle servers). */
+  stop(options?: { graceMs?: number }): Promise<void>;
 }
 
 export interface LocalServerOptions {
@@ -90,10 +91,10 @@ export async function startLocalServer(config: Config, options: LocalServerOptio
       app,
       service,
       engine,
-      async stop() {
+      async stop(options = {}) {
         removeServerRecord(config.home, process.pid);
         await app.close();
-        await engine.stop();
+        await engine.stop(options);
         await service.close();
       },
     };
@@ -118,8 +119,10 @@ async function examplesDue({ db, config }: OpenedService): Promise<boolean> {
 /** Runs until SIGINT/SIGTERM; resolves with the exit code. */
 export async function runLocalServer(config: Config, options: LocalServerOptions): Promise<number> {
   const server = await startLocalServer(config, options);
-  server.service.log.info(`got ${await untilStopSignal()}: shutting down`);
-  await server.stop();
+  // As a worker process (CONTRACT §9): running tasks get the grace period, then fail as attempts
+  // and are retried at the next start; a task without a timeout no longer holds the process.
+  server.service.log.info(`got ${await untilStopSignal()}: shutting down; running tasks get ${GRACE_PERIOD_MS / 1000} s to finish`);
+  await server.stop({ graceMs: GRACE_PERIOD_MS });
   return 0;
 }
 
