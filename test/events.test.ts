@@ -7,6 +7,7 @@ import { sql } from "kysely";
 import { afterAll, afterEach, beforeAll, expect, it } from "vitest";
 import type { EngineRuntime } from "../src/app/engine-runtime.js";
 import { createSharedChangeFeed } from "../src/engine/changes.js";
+import { followTaskLog } from "../src/engine/log-follower.js";
 import type { JobDetail } from "../src/models/jobs.js";
 import { openStore } from "../src/store/db.js";
 import { openNotifyChannel } from "../src/store/notify.js";
@@ -101,6 +102,25 @@ forEachBackend("the event stream", (backend) => {
     const head = await fetch(`${base}/api/v0/events`, { method: "HEAD", signal: AbortSignal.timeout(5_000) });
     expect(head.status).toBe(200);
     expect(head.headers.get("content-type")).toMatch(/^text\/event-stream/);
+  });
+
+  // Found by trying the product: a line longer than one read was cut inside a character, and a
+  // log's last 1 MiB began inside one, so the pieces and the REST tail held U+FFFD.
+  it("cuts a log of wide characters only between characters, in the stream's pieces and the REST tail", async () => {
+    const job = await runAndWait(h, entry("talkerJob"), { lines: 3, everyMs: 0, width: 150_000, char: "日" });
+    const task = job.tasks.find((t) => t.name === "talker")!;
+    const follower = (await followTaskLog(h.service.db, h.service.config.logDir, BigInt(task.id)))!;
+    const pieces = [];
+    for (let piece = await follower.read(true); piece; piece = await follower.read(true)) pieces.push(piece);
+    expect(pieces.length).toBeGreaterThan(3);
+    for (let i = 1; i < pieces.length; i++) expect(pieces[i]!.offset).toBe(pieces[i - 1]!.offset + Buffer.byteLength(pieces[i - 1]!.text));
+    const text = pieces.map((p) => p.text).join("");
+    expect(text).not.toContain("\uFFFD");
+    const tail = (await h.call("get_task_logs", { id: task.id })) as { content: string; truncated: boolean; size_bytes: number };
+    expect(tail.truncated).toBe(true);
+    expect(tail.content).not.toContain("\uFFFD");
+    expect(tail.content).toBe(text);
+    expect(pieces.at(-1)!.offset + Buffer.byteLength(pieces.at(-1)!.text)).toBe(tail.size_bytes);
   });
 
   it("sends the followed task's log lines as task.log, then its end", async () => {

@@ -4,6 +4,7 @@
 
 import { open, stat } from "node:fs/promises";
 import type { Store } from "../store/db.js";
+import { leadingContinuationBytes, wholeCharactersEnd } from "../core/utf8.js";
 import { findTaskById } from "../store/tasks.js";
 import { attemptLogPath } from "./task-log.js";
 
@@ -46,11 +47,16 @@ export async function followTaskLog(db: Store, logDir: string, taskId: bigint): 
       const size = await sizeOf(path);
       if (size <= offset) return undefined;
       const length = Math.min(size - offset, READ_BYTES);
-      const bytes = await readRange(path, offset, length);
+      let bytes = await readRange(path, offset, length);
+      // The first read starts 1 MiB before the end, maybe inside a character: from the next one.
+      const skip = leadingContinuationBytes(bytes);
+      offset += skip;
+      bytes = bytes.subarray(skip);
       // A line is sent whole: cut after the last newline (unless told to take everything, or one
-      // line is longer than a whole read).
+      // line is longer than a whole read), and never inside a character.
       let cut = all ? bytes.length : bytes.lastIndexOf(0x0a) + 1;
-      if (cut === 0 && bytes.length === READ_BYTES) cut = bytes.length;
+      if (cut === 0 && skip + bytes.length === READ_BYTES) cut = bytes.length;
+      if (cut > 0 && bytes[cut - 1] !== 0x0a) cut = wholeCharactersEnd(bytes, cut) || cut;
       if (cut === 0) return undefined;
       const chunk = { attempt, offset, text: bytes.subarray(0, cut).toString("utf8") };
       offset += cut;

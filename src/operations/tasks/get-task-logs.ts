@@ -4,6 +4,7 @@ import { open, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { TaskLogsInput, TaskLogsView } from "../../models/tasks.js";
 import { notFound } from "../../core/errors.js";
+import { leadingContinuationBytes } from "../../core/utf8.js";
 import { defineOperation } from "../define.js";
 import { requireTask } from "../lookups.js";
 
@@ -51,7 +52,8 @@ async function readTail(path: string, limit: number) {
     try {
       const buffer = Buffer.alloc(size - start);
       await handle.read(buffer, 0, buffer.length, start);
-      return { size_bytes: size, content: buffer.toString("utf8"), truncated: start > 0 };
+      // The last 1 MiB may begin inside a character: the content starts with the next one.
+      return { size_bytes: size, content: buffer.subarray(leadingContinuationBytes(buffer)).toString("utf8"), truncated: start > 0 };
     } finally {
       await handle.close();
     }
