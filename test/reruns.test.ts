@@ -98,6 +98,25 @@ forEachBackend("re-runs from failure", (backend) => {
     expect(executions(log).filter((l) => l === "A")).toHaveLength(3);
   });
 
+  // Found by trying the product: the reused task's global object had been replaced by another run
+  // since, and the re-run went on with that run's data (its result was the other run's, in silence).
+  it("runs a task again when the global object its result names was replaced since", async () => {
+    const log = join(dir, "published.log");
+    const gate = join(dir, "published.gate");
+    const failed = await runAndWait(h, "test/fixtures/rerun-jobs.ts:published", { log, v: 1, gate });
+    expect(failed.status).toBe("FAILED");
+    writeFileSync(gate, "");
+    const other = await runAndWait(h, "test/fixtures/rerun-jobs.ts:published", { log: join(dir, "other.log"), v: 2, gate });
+    expect(other.status).toBe("COMPLETED");
+    expect((await byName(other, "check")).result_ref).toBe(2);
+    const rerun = (await h.call("run_job", { rerun_of: failed.id })) as { id: string };
+    const done = await waitForJob(h, rerun.id);
+    expect(done.status).toBe("COMPLETED");
+    expect((await byName(done, "check")).result_ref).toBe(1);
+    expect(executions(log)).toEqual(["P", "Q", "P", "Q"]);
+    rmSync(gate);
+  });
+
   it("refuses a re-run of a job that is missing or still running, and a run without a name", async () => {
     expect((await h.http("POST", "/api/v0/jobs:run", { rerun_of: "424242" })).status).toBe(404);
     const running = (await h.call("run_job", { name: "test/fixtures/jobs.ts:sleepy", kwargs: { ms: 3000 } })) as { id: string };

@@ -86,7 +86,7 @@ export async function reuseCompletedTasks(db: Store, parent: ParentTask, childre
   const identities = children.map((c) => c.row.identity).filter((i): i is string => Boolean(i));
   const old = await db
     .selectFrom("tasks")
-    .select(["id", "identity", "result_ref"])
+    .select(["id", "identity", "result_ref", "completed_at"])
     .where("job_id", "=", job.rerun_of)
     .where("status", "=", "COMPLETED")
     .where("identity", "in", identities)
@@ -107,7 +107,7 @@ export async function reuseCompletedTasks(db: Store, parent: ParentTask, childre
     if (!child.dependsOn.every((dep) => reusedHere.has(String(dep)) || reusedOutside.has(String(dep)))) continue;
     const result = match.result_ref === null ? null : (JSON.parse(match.result_ref) as unknown);
     if (collectReferences(result).size > 0) continue;
-    if (!(await objectsExist(db, objectNames(result)))) continue;
+    if (!(await objectsExist(db, objectNames(result), match.completed_at))) continue;
     Object.assign(child.row, { status: "COMPLETED", result_ref: match.result_ref, reused_from: match.id, started_at: nowMs, completed_at: nowMs, attempt: 0 });
     reusedHere.add(String(child.row.id));
     reused += 1;
@@ -116,12 +116,21 @@ export async function reuseCompletedTasks(db: Store, parent: ParentTask, childre
 }
 
 /**
- * Whether a reused result's objects can still be read by name from the re-run: global and temp
- * objects (a temp's name is its table) that exist. A job-scoped name means the re-run's own object
- * of that name, which it has not made: such a task runs again.
+ * Whether a reused result's objects can still be read by name from the re-run, as they were when
+ * the task completed: global and temp objects (a temp's name is its table) made no later than
+ * that. A global replaced since (another run's replace: true) is another object under the name,
+ * and a job-scoped name means the re-run's own object of that name, which it has not made: such a
+ * task runs again.
  */
-async function objectsExist(db: Store, names: Set<string>): Promise<boolean> {
+async function objectsExist(db: Store, names: Set<string>, completedAt: bigint | null): Promise<boolean> {
   if (names.size === 0) return true;
-  const rows = await db.selectFrom("data_objects").select(["name", "scope"]).where("name", "in", [...names]).where("scope", "in", ["global", "temp"]).execute();
+  if (completedAt === null) return false;
+  const rows = await db
+    .selectFrom("data_objects")
+    .select(["name", "scope"])
+    .where("name", "in", [...names])
+    .where("scope", "in", ["global", "temp"])
+    .where("created_at", "<=", completedAt)
+    .execute();
   return new Set(rows.map((r) => r.name)).size === names.size;
 }
