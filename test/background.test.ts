@@ -136,6 +136,27 @@ forEachBackend("background loop", (backend) => {
     expect(await fireDueSchedules(deps(clock))).toEqual([]);
   });
 
+  // Found by trying the product: replaced in the second between its fire time and the scheduler's
+  // next tick, a registration moved on to its next fire, and the due run never happened.
+  it("a replace keeps a fire that is due and not yet taken, and fires it with the new defaults", async () => {
+    const t0 = Date.UTC(2026, 10, 22, 10, 0, 0);
+    const clock = new ManualClock(t0);
+    const ctx = { ...h.service, clock, principal: SYNTHETIC_ADMIN };
+    const register = (who: string) =>
+      invoke(operationByName.get("register_job")!, { entrypoint: entry("hello"), name: "due_replace", schedule: "*/5 * * * *", defaults: { who }, replace: true }, ctx) as Promise<{ next_run_at: string }>;
+    expect((await register("old")).next_run_at).toBe("2026-11-22T10:05:00.000Z");
+    clock.set(Date.UTC(2026, 10, 22, 10, 5, 0, 400));
+    expect((await register("new")).next_run_at).toBe("2026-11-22T10:05:00.000Z");
+    expect(await fireDueSchedules(deps(clock))).toEqual(["due_replace"]);
+    expect(((await h.call("get_job", { ref: "due_replace" })) as { kwargs: unknown }).kwargs).toEqual({ who: "new" });
+    // Not due: a replace moves the next fire as the new schedule says.
+    const replaced = (await invoke(operationByName.get("register_job")!, { entrypoint: entry("hello"), name: "due_replace", schedule: "0 * * * *", replace: true }, ctx)) as { next_run_at: string };
+    expect(replaced.next_run_at).toBe("2026-11-22T11:00:00.000Z");
+    // A replace without a schedule leaves nothing to fire.
+    const unscheduled = (await invoke(operationByName.get("register_job")!, { entrypoint: entry("hello"), name: "due_replace", replace: true }, ctx)) as { next_run_at: string | null };
+    expect(unscheduled.next_run_at).toBeNull();
+  });
+
   it("enable_job of a schedule that is already enabled keeps a missed fire owed", async () => {
     const t0 = Date.UTC(2026, 10, 22, 10, 0, 0);
     const clock = new ManualClock(t0);

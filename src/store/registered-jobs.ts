@@ -51,10 +51,16 @@ export async function insertRegisteredJob(db: Store, r: NewRegisteredJob): Promi
  */
 export async function upsertRegisteredJob(db: Store, r: NewRegisteredJob): Promise<void> {
   const values = rowValues(r);
+  // A fire that is due and not yet taken (the scheduler ticks once a second) is kept when the new
+  // registration is scheduled too: replaced in that moment, the run of that time was lost in silence.
+  const nextRunAt =
+    r.nextRunAtMs === null
+      ? null
+      : sql<number>`CASE WHEN registered_jobs.enabled = ${1} AND registered_jobs.next_run_at IS NOT NULL AND registered_jobs.next_run_at <= ${r.nowMs} THEN registered_jobs.next_run_at ELSE ${r.nextRunAtMs} END`;
   await db
     .insertInto("registered_jobs")
     .values({ name: r.name, created_at: r.nowMs, ...values })
-    .onConflict((oc) => oc.column("name").doUpdateSet(values))
+    .onConflict((oc) => oc.column("name").doUpdateSet({ ...values, next_run_at: nextRunAt }))
     .execute();
 }
 
