@@ -195,7 +195,15 @@ forEachBackend("CLI run-job --wait", (backend) => {
     const run = await h.cli("run-job", "test/fixtures/jobs.ts:pipeline", "--kwargs", '{"n":5}', "--wait");
     expect(run.code, run.err).toBe(0);
     expect(run.out).toMatch(/^Job \d+ \(pipeline\) COMPLETED in \d+ ms\nresult: 16\n$/);
-    expect(run.err).toMatch(/COMPLETED: 3 of 3 tasks done/);
+    expect(run.err).toMatch(/COMPLETED: 3 of 3 tasks completed/);
+  });
+
+  // Found by trying the product: the progress counted the first page of tasks ("1000 of 1000").
+  it("counts every task of a job larger than one page of tasks", async () => {
+    const run = await h.cli("run-job", "test/fixtures/jobs.ts:fanOut", "--kwargs", '{"n":1100}', "--wait");
+    expect(run.code, run.err).toBe(0);
+    expect(run.err).toMatch(/COMPLETED: 1102 of 1102 tasks completed/);
+    expect(run.out).toMatch(/result: 1211100\n$/);
   });
 
   it("exits non-zero with the error when the job fails, naming the job first and the failed task's log", async () => {

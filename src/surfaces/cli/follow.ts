@@ -83,18 +83,18 @@ export async function followJob(
   let last = "";
   try {
     for (;;) {
-      const job = (await call(getJob, { ref: jobId })) as JobDetail;
-      const done = job.tasks.filter((t) => TERMINAL_TASK_STATUSES.includes(t.status)).length;
-      const line = io.isTty
-        ? `${bar(done, job.tasks.length)} ${done}/${job.tasks.length} tasks  ${job.status}`
-        : `${job.status}: ${done} of ${job.tasks.length} tasks done`;
+      // The job's counts, not its page of tasks: a job of 6,000 tasks showed "1000 of 1000", and
+      // each look read 1,000 tasks. The whole first page comes once, at the end.
+      const job = (await call(getJob, { ref: jobId, tasks_limit: 1 })) as JobDetail;
+      const { completed_tasks: done, total_tasks: total } = job;
+      const line = io.isTty ? `${bar(done, total)} ${done}/${total} tasks completed  ${job.status}` : `${job.status}: ${done} of ${total} tasks completed`;
       if (line !== last) {
         io.progress(line, io.isTty);
         last = line;
       }
       if (TERMINAL_JOB_STATUSES.includes(job.status)) {
         if (io.isTty) io.progress("", false);
-        return job;
+        return (await call(getJob, { ref: jobId })) as JobDetail;
       }
       await wakeUps.next();
     }
