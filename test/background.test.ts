@@ -1,10 +1,12 @@
 // The background loop, driven by a controllable clock: lost workers (late results change nothing),
 // the scheduler (one fire per due time, missed runs collapse, time zones) and retention.
 
-import { existsSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { type BackgroundDeps, applyRetention, fireDueSchedules, reapLostWorkers } from "../src/engine/background.js";
+import { dropObjectsOfJobs } from "../src/engine/cleanup.js";
 import { recordLoginFailure } from "../src/store/login-failures.js";
 import { ManualClock } from "../src/core/clock.js";
 import { silentLogger } from "../src/core/log.js";
@@ -224,6 +226,42 @@ forEachBackend("background loop", (backend) => {
     expect((await h.http("GET", `/api/v0/jobs/${job.id}`)).status).toBe(404);
     expect((await h.http("GET", `/api/v0/tasks/${job.tasks[0]!.id}`)).status).toBe(404);
     expect(existsSync(logDir)).toBe(false);
+  });
+
+  // Found by trying the product: retention dropped a FULL run's temp objects with it, though a
+  // younger re-run's reused task still named them (its result then named an object that was gone).
+  it("retention hands a deleted job's temp objects to the re-run that reused them, and drops them with it", async () => {
+    const engine = await withEngine(h, 2);
+    try {
+      const dir = mkdtempSync(join(tmpdir(), "jobhouse-retention-"));
+      const log = join(dir, "log");
+      const gate = join(dir, "gate");
+      const run = async (request: Record<string, unknown>) => waitForJob(h, ((await h.call("run_job", request)) as { id: string }).id);
+      const failed = await run({ name: "test/fixtures/rerun-jobs.ts:staged", kwargs: { log, gate }, preservation_mode: "FULL" });
+      expect(failed.status).toBe("FAILED");
+      writeFileSync(gate, "");
+      const rerun = await run({ rerun_of: failed.id });
+      expect(rerun.status).toBe("COMPLETED");
+      expect(readFileSync(log, "utf8").split("\n").filter(Boolean)).toEqual(["S", "U", "U"]);
+      const staged = (await h.call("get_task", { id: rerun.tasks.find((t) => t.name === "stage")!.id })) as TaskDetail;
+      const table = (staged.result_ref as { object: string }).object;
+      const owner = async () => (await h.service.db.selectFrom("data_objects").select("job_id").where("table_name", "=", table).executeTakeFirst())?.job_id;
+      expect(await owner()).toBe(BigInt(failed.id));
+
+      const retention = (clock: ManualClock) => applyRetention({ ...deps(clock), onJobsDeleted: (ids) => dropObjectsOfJobs(h.service.db, h.service.columns, ids) });
+      const expire = (id: string) => h.service.db.updateTable("jobs").set({ completed_at: 0 }).where("id", "=", BigInt(id)).execute();
+      await expire(failed.id);
+      expect(await retention(new ManualClock(Date.now()))).toBe(1);
+      expect((await h.http("GET", `/api/v0/jobs/${failed.id}`)).status).toBe(404);
+      expect((await h.http("GET", `/api/v0/objects/${table}`)).status).toBe(200);
+      expect(await owner()).toBe(BigInt(rerun.id));
+
+      await expire(rerun.id);
+      expect(await retention(new ManualClock(Date.now()))).toBe(1);
+      expect((await h.http("GET", `/api/v0/objects/${table}`)).status).toBe(404);
+    } finally {
+      await engine.stop();
+    }
   });
 
   // Failed logins were deleted only by a successful login of the same name, or of anyone: guessed

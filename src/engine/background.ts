@@ -14,6 +14,7 @@ import { LOGIN_FAILURE_WINDOW_MS, deleteLoginFailuresBefore } from "../store/log
 import { deleteJob, findExpiredJobs } from "../store/jobs.js";
 import { advanceSchedule, findDueSchedules } from "../store/registered-jobs.js";
 import { listTasksHeldBy } from "../store/tasks.js";
+import { handOnReusedObjects } from "./cleanup.js";
 import { retryOnConflict } from "../store/errors.js";
 import { failAttempt } from "../store/transitions.js";
 import { countFailedAttempts, findSilentWorkers, markWorkerLost, recordHeartbeat } from "../store/workers.js";
@@ -197,6 +198,7 @@ export async function applyRetention(deps: BackgroundDeps): Promise<number> {
     const expired = await findExpiredJobs(deps.db, cutoff, 100);
     if (expired.length === 0) break;
     for (const id of expired) {
+      await handOnReusedObjects(deps.db, id);
       await deleteJob(deps.db, id);
       await rm(join(deps.config.logDir, id.toString()), { recursive: true, force: true });
     }

@@ -5,13 +5,15 @@ import type { ColumnStore } from "../data/client.js";
 import { ident, sql } from "../data/sql.js";
 import { chunksOf } from "../store/chunks.js";
 import type { Store } from "../store/db.js";
-import { findObjectsOfJob, keepWithJob } from "../store/data-objects.js";
+import { findObjectsOfJob, keepWithJob, moveTempToJob } from "../store/data-objects.js";
 import { findJobById } from "../store/jobs.js";
+import { findReusersOfJob } from "../store/tasks.js";
 import { OPEN_TASK_STATUSES, TERMINAL_JOB_STATUSES } from "../core/statuses.js";
 import type { DataObjectRow } from "../store/schema.js";
 import { dropObject } from "../objects/object-registry.js";
 import { collectReferences } from "./references.js";
 import { resolveResults } from "./results.js";
+import { objectNames } from "./task-identity.js";
 
 
 async function preservesData(db: Store, jobId: bigint): Promise<boolean> {
@@ -151,6 +153,30 @@ async function jobResultText(db: Store, jobId: bigint): Promise<string> {
   } catch {
     return ""; // part of the chain did not complete: there is no result to keep
   }
+}
+
+/**
+ * Before retention deletes a job: its temp objects that a later run's reused task still names (a
+ * re-run from failure reuses results, objects included) go to the newest such run and follow its
+ * retention. Dropped with the job, they left the younger run's result naming an object that was gone.
+ */
+export async function handOnReusedObjects(db: Store, jobId: bigint): Promise<number> {
+  const reusers = await findReusersOfJob(db, jobId);
+  if (reusers.length === 0) return 0;
+  const holderOf = new Map<string, bigint>();
+  for (const { job_id, result_ref } of reusers) {
+    if (result_ref === null) continue;
+    for (const name of objectNames(JSON.parse(result_ref))) if ((holderOf.get(name) ?? -1n) < job_id) holderOf.set(name, job_id);
+  }
+  let moved = 0;
+  for (const object of await findObjectsOfJob(db, jobId, ["temp"])) {
+    // A temp object is named by its table.
+    const holder = holderOf.get(object.table_name);
+    if (holder === undefined) continue;
+    await moveTempToJob(db, object.id, holder);
+    moved += 1;
+  }
+  return moved;
 }
 
 /** Retention: a deleted job's temp and job objects go with it. */

@@ -67,7 +67,7 @@ export async function assignIdentities(db: Store, parent: ParentTask, children: 
 }
 
 /** Every {"object": name} in a value. */
-function objectNames(value: unknown, into: Set<string> = new Set()): Set<string> {
+export function objectNames(value: unknown, into: Set<string> = new Set()): Set<string> {
   const marker = objectMarker(value);
   if (marker !== null) into.add(marker.name);
   else if (Array.isArray(value)) value.forEach((v) => objectNames(v, into));

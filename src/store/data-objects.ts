@@ -126,6 +126,11 @@ export async function findObjectsOfJob(db: Store, jobId: bigint, scopes: string[
   return db.selectFrom("data_objects").selectAll().where("job_id", "=", jobId).where("scope", "in", scopes).execute();
 }
 
+/** A temp object goes to another job, whose retention it then follows (see handOnReusedObjects). */
+export async function moveTempToJob(db: Store, id: bigint, jobId: bigint): Promise<void> {
+  await db.updateTable("data_objects").set({ job_id: jobId }).where("id", "=", id).where("scope", "=", "temp").execute();
+}
+
 /** Temp objects a finished job hands back become job-scoped: kept until the job's retention ends. */
 export async function keepWithJob(db: Store, ids: bigint[]): Promise<void> {
   if (ids.length === 0) return;

@@ -17,6 +17,7 @@ import * as scaleIndexes from "./migrations/012-scale-indexes.js";
 import * as objectStats from "./migrations/013-object-stats.js";
 import * as dependencyStatistics from "./migrations/014-dependency-statistics.js";
 import * as jobCounts from "./migrations/015-job-counts.js";
+import * as reusedFromIndex from "./migrations/016-reused-from-index.js";
 
 const MIGRATIONS: Record<string, Migration> = {
   "001-initial": initial,
@@ -34,6 +35,7 @@ const MIGRATIONS: Record<string, Migration> = {
   "013-object-stats": objectStats,
   "014-dependency-statistics": dependencyStatistics,
   "015-job-counts": jobCounts,
+  "016-reused-from-index": reusedFromIndex,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => MIGRATIONS };

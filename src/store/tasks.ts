@@ -107,3 +107,15 @@ export async function findTaskWithDependencies(db: Store, id: bigint): Promise<{
 export async function listTasksHeldBy(db: Store, workerId: bigint): Promise<TaskRow[]> {
   return db.selectFrom("tasks").selectAll().where("worker_id", "=", workerId).where("status", "in", ["CLAIMED", "RUNNING"]).execute();
 }
+
+/** Tasks of other jobs that reused a task of this one (a re-run from failure), with their results. */
+export async function findReusersOfJob(db: Store, jobId: bigint): Promise<{ job_id: bigint; result_ref: string | null }[]> {
+  return db
+    .selectFrom("tasks as original")
+    .innerJoin("tasks as reuser", "reuser.reused_from", "original.id")
+    .select(["reuser.job_id", "reuser.result_ref"])
+    .where("original.job_id", "=", jobId)
+    .where("reuser.reused_from", "is not", null)
+    .where("reuser.job_id", "!=", jobId)
+    .execute();
+}
