@@ -361,6 +361,23 @@ async function heading(page: Page): Promise<string> {
     await narrow.close();
   });
 
+  // Found by trying the product: a valid name of 128 characters pushed the status and the actions
+  // of every row off a 1280-pixel screen.
+  it("wraps a long name in the jobs and registered lists rather than pushing the other columns off-screen", async () => {
+    const name = "a".repeat(128);
+    await h.call("register_job", { entrypoint: entry("hello"), name });
+    await runAndWait(h, name);
+    const wide = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+    for (const view of [`jobs&name=${name}`, "registered"]) {
+      await wide.goto(`${base}/?p=${view}`);
+      await wide.getByText(name).first().waitFor();
+      const wraps = await wide.evaluate(() => Array.from(document.querySelectorAll(".table-wrap")).map((wrap) => wrap.scrollWidth - wrap.clientWidth));
+      expect(wraps.length, view).toBeGreaterThan(0);
+      expect(wraps.filter((overflow) => overflow > 0), view).toEqual([]);
+    }
+    await wide.close();
+  });
+
   it("sent no request off its origin and logged no console error", () => {
     expect(log.requests.length).toBeGreaterThan(20);
     expect(log.requests.filter((r) => !r.split(" ")[1]!.startsWith(base + "/"))).toEqual([]);
@@ -509,5 +526,22 @@ const ACCESS_TTL_S = 300;
     expect(await page.evaluate(() => localStorage.getItem("jobhouse.refresh_token"))).toBeNull();
     expect((await h.http("POST", "/api/v0/auth/refresh", { refresh_token: token })).status).toBe(401);
     await page.close();
+  });
+
+  // Found by trying the product: the other tabs kept their access token, and went on reading and
+  // acting as the user for up to its lifetime (30 minutes by default) after the sign-out.
+  it("signs out every tab of the browser when one signs out", async () => {
+    const context = await browser.newContext();
+    const first = await context.newPage();
+    await first.goto(base + "/?p=jobs");
+    await signIn(first, "root", "root password");
+    await first.getByRole("heading", { level: 1, name: "Jobs" }).waitFor();
+    const second = await context.newPage();
+    await second.goto(base + "/?p=workers");
+    await second.getByRole("heading", { level: 1, name: "Workers" }).waitFor();
+    await first.getByRole("button", { name: "Sign out" }).click();
+    await first.getByRole("heading", { level: 1, name: "Sign in" }).waitFor();
+    await second.getByRole("heading", { level: 1, name: "Sign in" }).waitFor({ timeout: 5_000 });
+    await context.close();
   });
 });

@@ -60,6 +60,11 @@ export interface ApiClient {
   login(username: string, password: string): Promise<void>;
   useApiToken(token: string): Promise<void>;
   logout(): Promise<void>;
+  /**
+   * Another tab signed out (or lost the session): the stored credential is gone, and this tab's
+   * access token goes with it rather than living on until it expires.
+   */
+  signedOutElsewhere(): void;
   /** Called whenever the session ends or begins. */
   subscribe(listener: Listener): () => void;
   /** Bumped on every sign-in and sign-out (for useSyncExternalStore). */
@@ -247,6 +252,11 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
         forget();
         changed();
       }
+    },
+    signedOutElsewhere() {
+      if (accessToken === null && scheme !== "token") return;
+      accessToken = null;
+      changed();
     },
     subscribe(listener) {
       listeners.add(listener);
