@@ -201,6 +201,21 @@ forEachBackend("the event stream", (backend) => {
     // Rotating the token ends a stream opened with the old one (checked at each keep-alive).
     process.env.SERVICE_API_TOKEN = "rotated-token";
     await allowed.ended;
+    // Ended as a response ends: cut off, it was an error in every browser tab (incomplete chunked encoding).
+    expect(allowed.wasCut()).toBe(false);
+  });
+
+  it("ends its streams as responses end when the server closes", async () => {
+    const own = await startHarness(backend, {}, { longRunning: true });
+    try {
+      const stream = await openEventStream(`${await own.listen()}/api/v0/events`);
+      expect(stream.status).toBe(200);
+      await own.app.close();
+      await stream.ended;
+      expect(stream.wasCut()).toBe(false);
+    } finally {
+      await own.close();
+    }
   });
 
   it("cuts off a client that stops reading, and the others get everything", async () => {

@@ -11,6 +11,8 @@ export interface EventClient {
   text: () => string;
   /** Resolves when the server ends the stream (or the client closed it). */
   ended: Promise<void>;
+  /** Whether the server cut the stream off (the response's end never came) rather than ending it. */
+  wasCut: () => boolean;
   next(what: string, match: (event: StreamEvent) => boolean, limitMs?: number): Promise<StreamEvent>;
   close(): void;
 }
@@ -20,6 +22,7 @@ export async function openEventStream(url: string, headers: Record<string, strin
   const response = await fetch(url, { headers: { accept: "text/event-stream", ...headers }, signal: abort.signal });
   const events: StreamEvent[] = [];
   let text = "";
+  let cut = false;
   const parse = createEventStreamParser((event) => events.push(event));
   const ended = (async () => {
     if (!response.ok || !response.body) return void (text = await response.text());
@@ -28,13 +31,14 @@ export async function openEventStream(url: string, headers: Record<string, strin
       parse(chunk);
     };
     // Ends by close() or by the server cutting the stream off.
-    await readEventStream(response.body, feed).catch(() => undefined);
+    await readEventStream(response.body, feed).catch(() => void (cut = !abort.signal.aborted));
   })();
   return {
     status: response.status,
     events,
     text: () => text,
     ended,
+    wasCut: () => cut,
     next: (what, match, limitMs = 15_000) => waitFor(what, async () => events.find(match), limitMs),
     close: () => abort.abort(),
   };

@@ -80,6 +80,12 @@ export function registerEventStream(
   authenticate: (request: FastifyRequest) => Promise<void>,
   limits: EventStreamLimits = DEFAULT_EVENT_STREAM_LIMITS,
 ): void {
+  // Ended as streams end (the chunked response's last chunk) when the server closes: cut off by
+  // forceCloseConnections, a browser logged ERR_INCOMPLETE_CHUNKED_ENCODING for every open tab.
+  const endings = new Set<() => void>();
+  app.addHook("preClose", async () => {
+    for (const end of [...endings]) end();
+  });
   app.get(EVENTS_PATH, { onRequest: authenticate }, async (request, reply) => {
     const filters = parseFilters(request.query);
     const follower = filters.taskId === undefined ? undefined : await service.events.followTaskLog(filters.taskId);
@@ -108,6 +114,7 @@ export function registerEventStream(
       lastEventId: typeof lastEventId === "string" ? lastEventId : undefined,
       stillAllowed: () => authenticate(request).then(() => true, () => false),
       limits,
+      endings,
     });
   });
 }
@@ -122,6 +129,8 @@ interface ConnectionOptions {
   lastEventId?: string;
   stillAllowed: () => Promise<boolean>;
   limits: EventStreamLimits;
+  /** Where the connection keeps its orderly end while it is open (the server's close calls it). */
+  endings: Set<() => void>;
 }
 
 function openConnection(raw: ServerResponse, service: ServiceContext, options: ConnectionOptions): void {
@@ -140,14 +149,22 @@ function openConnection(raw: ServerResponse, service: ServiceContext, options: C
     chain = chain.then(step).catch(() => close());
   };
 
-  const close = () => {
+  /**
+   * `orderly` ends the response as a stream ends (a credential that expired, the server closing);
+   * otherwise it is cut (a client that stopped reading: what waits unsent is dropped).
+   */
+  const close = (orderly = false) => {
     if (!open) return;
     open = false;
+    options.endings.delete(end);
     unsubscribe();
     clearInterval(keepAlive);
     clearInterval(logPoll);
-    raw.destroy();
+    if (orderly) raw.end();
+    else raw.destroy();
   };
+  const end = () => close(true);
+  options.endings.add(end);
   /** Unsent output past the bound means the client stopped reading: cut it off, never buffer more. */
   const send = (text: string) => {
     if (!open || text === "") return;
@@ -215,7 +232,7 @@ function openConnection(raw: ServerResponse, service: ServiceContext, options: C
   keepAlive = setInterval(() => {
     send(": keep-alive\n\n");
     // A token that expired or was rotated since the stream opened ends it (the client reconnects).
-    void options.stillAllowed().then((allowed) => allowed || close());
+    void options.stillAllowed().then((allowed) => allowed || end());
   }, limits.keepAliveMs);
   if (follower) {
     let pollQueued = false;
@@ -226,6 +243,6 @@ function openConnection(raw: ServerResponse, service: ServiceContext, options: C
     }, limits.logPollMs);
     inOrder(() => pumpLog());
   }
-  raw.on("close", close);
-  raw.on("error", close);
+  raw.on("close", () => close());
+  raw.on("error", () => close());
 }
