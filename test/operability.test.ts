@@ -63,6 +63,7 @@ forEachBackend("operability", (backend) => {
   it("GET /metrics: jobs and tasks by status, the queue, task durations, requests by route, the process", async () => {
     const job = await runAndWait(h, entry("pipeline"), { n: 1 });
     expect((await h.http("GET", `/api/v0/jobs/${job.id}`)).status).toBe(200);
+    expect((await h.http("POST", "/api/v0/jobs:run", { name: entry("hello") })).status).toBe(201);
     const { status, headers, text } = await h.http("GET", "/metrics");
     expect(status).toBe(200);
     expect(headers.get("content-type")).toMatch(/^text\/plain; version=0\.0\.4/);
@@ -74,6 +75,8 @@ forEachBackend("operability", (backend) => {
     expect(text).toMatch(/^jobhouse_job_transitions_total\{status="COMPLETED"\} [1-9]\d*$/m);
     // Routes by their pattern: an id in the path is not a series of its own.
     expect(text).toMatch(/^jobhouse_http_request_duration_seconds_count\{method="GET",route="\/api\/v0\/jobs\/:ref",status="200"\} [1-9]\d*$/m);
+    // As the API documents the route: the router writes its colon doubled (jobs::run).
+    expect(text).toMatch(/^jobhouse_http_request_duration_seconds_count\{method="POST",route="\/api\/v0\/jobs:run",status="201"\} 1$/m);
     expect(text).not.toContain(job.id);
     expect(text).toMatch(/^process_cpu_user_seconds_total /m);
   });

@@ -103,10 +103,10 @@ export async function buildHttpApp(
       return reply.code(400).type("application/json").send({ jsonrpc: "2.0", id: null, error: { code: -32700, message: `Parse error: ${(error as Error).message}` } });
     }
     const problem = problemFor(error, service.log);
-    if (problem.status < 500) refusals.note(problem.status, problem.code, request.method, request.routeOptions.url ?? "unmatched");
+    if (problem.status < 500) refusals.note(problem.status, problem.code, request.method, routeLabel(request));
     // A 5xx the service chose (503 worker_spawn_failed, a store that went away) is the operator's
     // to see, as every other 5xx is (a defect's 500 was logged with its stack by problemFor).
-    else if (isServiceError(error)) service.log.error(`${request.method} ${request.routeOptions.url ?? request.url}: ${problem.status} ${problem.code}: ${problem.detail}`, { status: problem.status, code: problem.code });
+    else if (isServiceError(error)) service.log.error(`${request.method} ${routeLabel(request) === "unmatched" ? request.url : routeLabel(request)}: ${problem.status} ${problem.code}: ${problem.detail}`, { status: problem.status, code: problem.code });
     return sendProblem(reply, problem);
   });
 
@@ -227,7 +227,7 @@ const METRICS_PATH_ITEM = {
  */
 function registerMetrics(app: FastifyInstance, metrics: MetricsEndpoint): void {
   app.addHook("onResponse", async (request, reply) => {
-    const route = request.routeOptions.url ?? "unmatched";
+    const route = routeLabel(request);
     metrics.observeRequest(request.method, route, reply.statusCode, reply.elapsedTime / 1000);
   });
   app.get("/metrics", async (_request, reply) => reply.type(metrics.contentType).send(await metrics.render()));
@@ -247,8 +247,14 @@ const WEB_APP_CSP = [
   "form-action 'self'",
 ].join("; ");
 
+/**
+ * The route a request matched, as the API documents it: the router writes a literal colon doubled
+ * (`/api/v0/jobs::run`), which dashboards and alerts written against `/api/v0/jobs:run` missed.
+ */
+const routeLabel = (request: FastifyRequest) => request.routeOptions.url?.replaceAll("::", ":") ?? "unmatched";
+
 const NOT_BUILT_PAGE = `<!doctype html><meta charset="utf-8"><title>jobhouse</title>
-<h1>The web app is not built</h1><p>Run <code>npm run build:web</code> (npm install does it), then reload.
+<h1>The web app is not built</h1><p>Run <code>npm run build:web</code> (npm install does it), then restart the server: it serves the web app that was built when it started.
 The REST API (<a href="/api/v0/docs">/api/v0/docs</a>) and MCP (<code>/mcp</code>) work without it.</p>`;
 
 /** Paths under the guarded prefixes that SPEC keeps open (Scheme A rule 6), with their assets. */
