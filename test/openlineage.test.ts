@@ -186,6 +186,18 @@ forEachBackend("OpenLineage events", (backend) => {
       } finally {
         await engine.stop();
       }
+      // Found by trying the product: a job cancelled before it started got an ABORT with no START.
+      const pending = (await h.call("run_job", { name: `${FIXTURES}:hello` })) as { id: string };
+      await h.call("cancel_job", { ref: pending.id });
+      const again = await withEngine(h);
+      try {
+        // Published after the cancel: once its COMPLETE is out, an ABORT of the cancel would be too.
+        const later = await runAndWait(h, `${FIXTURES}:hello`);
+        await waitFor("the later job's COMPLETE", async () => types(ok.events, jobRunId(BigInt(later.id))).includes("COMPLETE"));
+        expect(types(ok.events, jobRunId(BigInt(pending.id)))).toEqual([]);
+      } finally {
+        await again.stop();
+      }
     } finally {
       await h.close();
     }

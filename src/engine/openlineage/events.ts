@@ -59,6 +59,8 @@ export function createEventBuilder(deps: EventBuilderDeps) {
     if (!eventType) return [];
     const name = await jobName(change.id, change.name);
     if (name === undefined) return []; // deleted meanwhile: nothing left to name it
+    // A job cancelled before it started had no START, and gets no ABORT (as an attempt that never ran).
+    if (eventType === "ABORT" && !(await hasStarted(change.id))) return [];
     const job = jobRef(name);
     const runId = jobRunId(change.id);
     const events: RunEvent[] = [];
@@ -71,6 +73,11 @@ export function createEventBuilder(deps: EventBuilderDeps) {
     }
     events.push(event(atMs, eventType, runId, job, { runFacets, jobFacets: { jobType: facets.jobType("JOB") } }));
     return events;
+  }
+
+  async function hasStarted(jobId: bigint): Promise<boolean> {
+    const row = await db.selectFrom("jobs").select("started_at").where("id", "=", jobId).executeTakeFirst();
+    return row?.started_at != null;
   }
 
   /**
