@@ -489,6 +489,26 @@ forEachBackend("data plane", (backend) => {
       await waitFor("make_rows's object to be dropped", async () => (await h.http("GET", `/api/v0/objects/${made}`)).status === 404);
     });
 
+    // Found by trying the product: a purge by scope, or a delete, dropped a running job's temp
+    // object, and the task reading it failed with ClickHouse's "unknown table".
+    it("leaves a running job's temp objects out of a purge and refuses to delete one with 409", async () => {
+      const release = `release_${Date.now()}`;
+      const started = (await h.call("run_job", { name: `${DATA_JOBS}:readOnce`, kwargs: { release } })) as { id: string };
+      const waiting = await waitFor("the reader to wait", async () => {
+        const view = (await h.call("get_job", { ref: started.id })) as { tasks: { id: string; name: string; status: string }[] };
+        return view.tasks.find((t) => t.name === "count_when_released" && t.status === "RUNNING") ? view : null;
+      });
+      const held = ((await h.call("get_task", { id: waiting.tasks.find((t) => t.name === "bigger")!.id })) as { result_ref: { object: string } }).result_ref.object;
+      const refused = await h.http("DELETE", `/api/v0/objects/${held}`);
+      expect(refused.status).toBe(409);
+      expect(refused.body).toMatchObject({ code: "object_in_use" });
+      const purged = (await h.http("POST", "/api/v0/objects:purge", { scope: "temp" })).body as { deleted: string[] };
+      expect(purged.deleted).not.toContain(held);
+      await create({ go: [1] }, { name: release });
+      const done = await waitForJob(h, started.id);
+      expect(done.status, done.error ?? "").toBe("COMPLETED");
+    });
+
     it("keeps temp objects of a FULL job, with the whole chain of lineage", async () => {
       const started = (await h.call("run_job", { name: `${DATA_JOBS}:dataPipeline`, preservation_mode: "FULL" })) as { id: string };
       const job = await (await import("./support/engine.js")).waitForJob(h, started.id);

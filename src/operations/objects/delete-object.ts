@@ -6,7 +6,7 @@ import { NoContent } from "../../models/common.js";
 import { ObjectName } from "../../models/objects.js";
 import { findObject } from "../../store/data-objects.js";
 import { defineOperation } from "../define.js";
-import { dropObjectOrFail } from "./drop-objects.js";
+import { dropObjectOrFail, inUseByRunningJob, tempInUse } from "./drop-objects.js";
 
 export const deleteObject = defineOperation({
   name: "delete_object",
@@ -24,6 +24,7 @@ export const deleteObject = defineOperation({
   async handler({ name }, { db, columns }) {
     const row = await findObject(db, name);
     if (!row) throw notFound(`no data object is named "${name}"`);
+    if (await inUseByRunningJob(db, row)) throw tempInUse(row);
     await dropObjectOrFail(db, await columns(), row);
     return undefined;
   },

@@ -6,10 +6,11 @@ import { MAX_LIMIT } from "../../models/common.js";
 import { findAllObjects, listObjects } from "../../store/data-objects.js";
 import { defineOperation } from "../define.js";
 import { dropObject } from "../../objects/object-registry.js";
+import { inUseByRunningJob } from "./drop-objects.js";
 
 export const purgeObjects = defineOperation({
   name: "purge_objects",
-  summary: "Delete every data object matching the filter (prefix, scope, before, after); an empty filter is refused",
+  summary: "Delete every data object matching the filter (prefix, scope, before, after), but the temp objects of jobs still running; an empty filter is refused",
   mutates: true,
   destructive: true,
   idempotent: true,
@@ -33,7 +34,8 @@ export const purgeObjects = defineOperation({
         : (await listObjects(db, { ...query, limit: limit ?? MAX_LIMIT, cursor })).rows;
     const store = await columns();
     const deleted: string[] = [];
-    for (const row of rows) if (await dropObject(db, store, row)) deleted.push(row.name);
+    // A running job's temp objects are left to it (see inUseByRunningJob).
+    for (const row of rows) if (!(await inUseByRunningJob(db, row)) && (await dropObject(db, store, row))) deleted.push(row.name);
     return { deleted };
   },
 });
