@@ -470,7 +470,7 @@ forEachBackend("entrypoint and kwargs validation", (backend) => {
   it("refuses registered defaults the job's schema rejects, judging only the fields they give", async () => {
     const bad = await h.http("POST", "/api/v0/registered-jobs", { entrypoint: entry("typed"), name: "typed_bad", defaults: { n: "x", label: 5 } });
     expect(bad.status).toBe(422);
-    expect((bad.body as { detail: string }).detail).toMatch(/^kwargs\.n: .*; kwargs\.label: /);
+    expect((bad.body as { detail: string }).detail).toMatch(/^defaults\.n: .*; defaults\.label: /);
     // n is required but may come with each run: defaults that leave it out are fine.
     const partial = await h.http("POST", "/api/v0/registered-jobs", { entrypoint: entry("typed"), name: "typed_partial", defaults: { label: "nightly" } });
     expect(partial.status).toBe(201);
@@ -485,7 +485,8 @@ forEachBackend("entrypoint and kwargs validation", (backend) => {
     // A schedule fires with the defaults alone: then they must satisfy the whole schema.
     const scheduled = await h.http("POST", "/api/v0/registered-jobs", { entrypoint: entry("typed"), name: "typed_cron_partial", schedule: "0 3 * * *", defaults: { label: "nightly" } });
     expect(scheduled.status).toBe(422);
-    expect((scheduled.body as { detail: string }).detail).toMatch(/kwargs\.n/);
+    // Named as the request names them: a registration's field is defaults (it said kwargs.n).
+    expect((scheduled.body as { detail: string }).detail).toMatch(/^defaults\.n: /);
     expect((await h.http("POST", "/api/v0/registered-jobs", { entrypoint: entry("typed"), name: "typed_cron_full", schedule: "0 3 * * *", defaults: { n: 1 } })).status).toBe(201);
   });
 

@@ -138,6 +138,7 @@ forEachBackend("Problems", (backend) => {
       ["register with bad cron", "POST", "/api/v0/registered-jobs", { entrypoint: "test/fixtures/jobs.ts:hello", schedule: "every day" }],
       ["register with 6-field cron", "POST", "/api/v0/registered-jobs", { entrypoint: "test/fixtures/jobs.ts:hello", schedule: "0 * * * * *" }],
       ["register with out-of-range cron", "POST", "/api/v0/registered-jobs", { entrypoint: "test/fixtures/jobs.ts:hello", schedule: "61 * * * *" }],
+      ["register with overlap skip and no max_active_runs", "POST", "/api/v0/registered-jobs", { entrypoint: "test/fixtures/jobs.ts:hello", overlap: "skip" }],
       ["register with unknown timezone", "POST", "/api/v0/registered-jobs", { entrypoint: "test/fixtures/jobs.ts:hello", schedule: "0 1 * * *", timezone: "Mars/Olympus" }],
       ["purge with an empty filter", "POST", "/api/v0/objects:purge", {}],
       ["purge with a bad bound", "POST", "/api/v0/objects:purge", { before: "soon" }],

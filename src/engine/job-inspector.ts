@@ -12,8 +12,11 @@ export type { InspectedJob } from "./thread-protocol.js";
 
 export interface JobInspector {
   /** The job behind an entrypoint (name and options), and kwargs checked against its schema; 422 otherwise. */
-  /** `partial`: the kwargs are a registration's defaults, judged only on the fields they give. */
-  inspect(entrypoint: string, kwargs?: Record<string, unknown>, partial?: boolean): Promise<InspectedJob>;
+  /**
+   * `partial`: the kwargs are a registration's defaults, judged only on the fields they give.
+   * `field`: what a refusal calls them (the request's field: `kwargs`, or a registration's `defaults`).
+   */
+  inspect(entrypoint: string, kwargs?: Record<string, unknown>, partial?: boolean, field?: string): Promise<InspectedJob>;
   close(): Promise<void>;
 }
 
@@ -53,7 +56,7 @@ function poolFor(options: ThreadOptions): { pool: ThreadPool; release(): Promise
 /** `timeoutMs`: how long a module may take to load before the check gives up on it (and its thread). */
 export function createJobInspector(options: ThreadOptions, timeoutMs: number): JobInspector {
   const { pool, release } = poolFor(options);
-  const inspectOnce = async (entrypoint: string, kwargs?: Record<string, unknown>, partial?: boolean): Promise<InspectedJob> => {
+  const inspectOnce = async (entrypoint: string, kwargs?: Record<string, unknown>, partial?: boolean, field?: string): Promise<InspectedJob> => {
     const thread = await pool.acquire();
     let reusable = false;
     let timer: NodeJS.Timeout | undefined;
@@ -63,7 +66,7 @@ export function createJobInspector(options: ThreadOptions, timeoutMs: number): J
       const timeout = new Promise<never>((_, reject) => {
         timer = setTimeout(() => reject(invalid(`module of "${entrypoint}" did not finish loading within ${timeoutMs / 1000} s`)), timeoutMs);
       });
-      const outcome = await Promise.race([thread.inspect({ type: "inspect", entrypoint, kwargs, partial }), timeout]);
+      const outcome = await Promise.race([thread.inspect({ type: "inspect", entrypoint, kwargs, partial, field }), timeout]);
       if (outcome.ok) {
         reusable = true;
         return outcome.job!;
@@ -82,12 +85,12 @@ export function createJobInspector(options: ThreadOptions, timeoutMs: number): J
     }
   };
   return {
-    async inspect(entrypoint, kwargs, partial) {
+    async inspect(entrypoint, kwargs, partial, field) {
       // The file changed since a thread loaded it: that thread is replaced and the check goes to
       // the next one, until a fresh thread checks the file as it is now (each pool thread at most once).
       for (let tries = 1; ; tries++) {
         try {
-          return await inspectOnce(entrypoint, kwargs, partial);
+          return await inspectOnce(entrypoint, kwargs, partial, field);
         } catch (error) {
           if (!(error instanceof ServiceError && error.code === MODULE_CHANGED) || tries > INSPECTION_THREADS) throw error;
         }

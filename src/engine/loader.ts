@@ -215,7 +215,7 @@ export async function resolveTask(entrypoint: string, check: VersionCheck = {}):
  * its path. `partial` checks a registration's defaults: fields they leave out may come with each
  * run, so only the fields they give are judged (and they are returned as given).
  */
-export function validateKwargs(definition: JobDefinition, kwargs: Record<string, unknown>, partial = false): Record<string, unknown> {
+export function validateKwargs(definition: JobDefinition, kwargs: Record<string, unknown>, partial = false, field = "kwargs"): Record<string, unknown> {
   const schema = definition.options.schema;
   if (!schema) return kwargs;
   const result = schema.safeParse(kwargs);
@@ -225,5 +225,5 @@ export function validateKwargs(definition: JobDefinition, kwargs: Record<string,
   const judged = (i: { path: readonly PropertyKey[]; code?: string }) => (i.path.length > 0 ? Object.hasOwn(kwargs, String(i.path[0])) : i.code === "unrecognized_keys");
   const issues = partial ? result.error.issues.filter(judged) : result.error.issues;
   if (issues.length === 0) return kwargs;
-  throw invalid(issues.map((issue) => `${["kwargs", ...issue.path.map(String)].join(".")}: ${issue.message}`).join("; "));
+  throw invalid(issues.map((issue) => `${[field, ...issue.path.map(String)].join(".")}: ${issue.message}`).join("; "));
 }

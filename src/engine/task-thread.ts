@@ -96,7 +96,7 @@ async function inspect(request: InspectRequest): Promise<void> {
     // A register or run check sees the files as they are now.
     const definition = await resolveJob(request.entrypoint, { force: true });
     loaded = true;
-    const kwargs = request.kwargs === undefined ? undefined : validateKwargs(definition, request.kwargs, request.partial);
+    const kwargs = request.kwargs === undefined ? undefined : validateKwargs(definition, request.kwargs, request.partial, request.field);
     const { retries, backoff_s, timeout_s } = definition.options;
     const kwargsSchema = kwargsJsonSchema(definition.options.schema);
     post({ type: "inspected", ok: true, loaded, job: { name: definition.name, options: { retries, backoff_s, timeout_s }, kwargs, codeVersion: loadedVersion(request.entrypoint), kwargsSchema } });

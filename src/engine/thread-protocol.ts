@@ -35,6 +35,8 @@ export interface InspectRequest {
   kwargs?: Record<string, unknown>;
   /** The kwargs are a registration's defaults: judge only the fields they give. */
   partial?: boolean;
+  /** What a refusal calls the kwargs (default `kwargs`). */
+  field?: string;
 }
 
 export interface AbortRequest {

@@ -35,9 +35,11 @@ export const registerJob = defineOperation({
     // CONTRACT §4: registering a typo fails now, with the reason, not at the first run; so do
     // defaults the job's kwargs schema rejects (every bad field named). A schedule fires with the
     // defaults alone, so then they must satisfy the whole schema; otherwise each run may add fields.
-    const definition = await jobs.inspect(request.entrypoint, request.defaults, !request.schedule);
+    const definition = await jobs.inspect(request.entrypoint, request.defaults, !request.schedule, "defaults");
     const name = request.name ?? definition.name;
     if (request.timezone) validateTimezone(request.timezone);
+    // Accepted, it did nothing: without a limit no run ever waits, so no fire is skipped.
+    if (request.overlap === "skip" && request.max_active_runs === null) throw invalid("overlap: skip applies with max_active_runs, which is not set: without a limit no fire is ever skipped");
     const now = clock.now();
     const firstFire = request.schedule ? nextFireTime(request.schedule, request.timezone, now) : null;
     // "0 0 30 2 *" parses but never comes: refuse it rather than register a job that never runs.
