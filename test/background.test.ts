@@ -8,6 +8,7 @@ import { afterAll, beforeAll, expect, it } from "vitest";
 import { type BackgroundDeps, applyRetention, fireDueSchedules, reapLostWorkers } from "../src/engine/background.js";
 import { dropObjectsOfJobs } from "../src/engine/cleanup.js";
 import { recordLoginFailure } from "../src/store/login-failures.js";
+import { insertWorker } from "../src/store/workers.js";
 import { ManualClock } from "../src/core/clock.js";
 import { silentLogger } from "../src/core/log.js";
 import type { JobDetail } from "../src/models/jobs.js";
@@ -275,5 +276,22 @@ forEachBackend("background loop", (backend) => {
     await applyRetention(deps(new ManualClock(now)));
     const left = await db.selectFrom("login_failures").select("username").where("username", "like", "guess-%").execute();
     expect(left.map((r) => r.username)).toEqual(["guess-recent"]);
+  });
+
+  // Found by trying the product: STOPPED and LOST workers stayed in the list for ever.
+  it("retention deletes workers that ended before the jobs' window, and keeps the others", async () => {
+    const { db, ids } = h.service;
+    const now = Date.now();
+    const old = now - (h.service.config.jobTtlDays + 1) * 86_400_000;
+    const made: Record<string, bigint> = {};
+    for (const [label, status, at] of [["stopped-old", "STOPPED", old], ["lost-old", "LOST", old], ["stopped-new", "STOPPED", now], ["active-old", "ACTIVE", old]] as const) {
+      made[label] = ids.next();
+      await insertWorker(db, { id: made[label]!, hostname: label, pid: 1, concurrency: 1, maxTasks: null, nowMs: at });
+      await db.updateTable("workers").set({ status, stopped_at: status === "STOPPED" ? at : null }).where("id", "=", made[label]!).execute();
+    }
+    await applyRetention(deps(new ManualClock(now)));
+    const left = await db.selectFrom("workers").select("hostname").where("id", "in", Object.values(made)).execute();
+    expect(left.map((r) => r.hostname).sort()).toEqual(["active-old", "stopped-new"]);
+    await db.deleteFrom("workers").where("id", "in", Object.values(made)).execute();
   });
 });

@@ -17,7 +17,7 @@ import { listTasksHeldBy } from "../store/tasks.js";
 import { handOnReusedObjects } from "./cleanup.js";
 import { retryOnConflict } from "../store/errors.js";
 import { failAttempt } from "../store/transitions.js";
-import { countFailedAttempts, findSilentWorkers, markWorkerLost, recordHeartbeat } from "../store/workers.js";
+import { countFailedAttempts, deleteEndedWorkersBefore, findSilentWorkers, markWorkerLost, recordHeartbeat } from "../store/workers.js";
 import { decideRetry, stateAfterFailure } from "./retry.js";
 import { type FailureNotifierDeps, startFailureNotifier } from "./failure-notifier.js";
 import { endJobIfDone, publishSkipped } from "./runner.js";
@@ -209,6 +209,8 @@ export async function applyRetention(deps: BackgroundDeps): Promise<number> {
   await deleteExpiredIdempotencyKeys(deps.db, deps.clock.now() - deps.config.idempotencyWindowS * 1000);
   // Nor do failed logins past theirs: a username that never logs in would keep its rows forever.
   await deleteLoginFailuresBefore(deps.db, deps.clock.now() - LOGIN_FAILURE_WINDOW_MS);
+  // Nor do workers that ended before the jobs' window: every process start added a row for ever.
+  await deleteEndedWorkersBefore(deps.db, cutoff);
   return deleted;
 }
 

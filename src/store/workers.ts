@@ -133,3 +133,13 @@ export async function countFailedAttempts(db: Store, id: bigint, failed: number)
   if (failed === 0) return;
   await db.updateTable("workers").set((eb) => ({ tasks_failed: eb("tasks_failed", "+", failed) })).where("id", "=", id).execute();
 }
+
+/** Retention of worker rows: STOPPED and LOST workers last heard of before the cutoff are deleted. */
+export async function deleteEndedWorkersBefore(db: Store, cutoffMs: number): Promise<number> {
+  const result = await db
+    .deleteFrom("workers")
+    .where("status", "in", ["STOPPED", "LOST"])
+    .where((eb) => eb(eb.fn.coalesce("stopped_at", "last_heartbeat", "started_at"), "<", BigInt(cutoffMs)))
+    .executeTakeFirst();
+  return Number(result.numDeletedRows);
+}
