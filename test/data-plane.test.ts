@@ -324,6 +324,17 @@ forEachBackend("data plane", (backend) => {
     await expect(obj.insert([{ d: "1.00000000001", n: 1, a: [] }])).rejects.toThrow(/does not fit Decimal\(38, 10\)/);
   });
 
+  // Found by trying the product: a reader of an object deleted meanwhile got ClickHouse's "Unknown
+  // table expression identifier … Maybe you meant …", naming tables, not the object.
+  it("says an object was deleted while it was being read, rather than ClickHouse's unknown table", async () => {
+    const obj = await create({ x: [1] }, { name: "deleted_mid_read", scope: "global" });
+    // Read once: its columns are known, so the next read goes straight to the table.
+    expect(await obj.rows()).toEqual([{ x: 1 }]);
+    expect((await h.http("DELETE", "/api/v0/objects/deleted_mid_read")).status).toBe(204);
+    await expect(obj.rows()).rejects.toThrow(/^data object "deleted_mid_read" was deleted while it was being read$/);
+    await expect(obj.count()).rejects.toThrow(/was deleted while it was being read/);
+  });
+
   it("reads the epoch back as 1970 on both engines (ClickHouse 18.16 writes it as its zero date)", async () => {
     const epoch = await create({ at: [new Date(0), new Date(1000)], day: [new Date(0), new Date(86_400_000)] }, { types: { day: "Date" } });
     expect(await epoch.rows()).toEqual([

@@ -57,6 +57,9 @@ const QUIET = { level: ClickHouseLogLevel.OFF };
 
 const UNKNOWN_TABLE = /UNKNOWN_TABLE|Unknown table expression|Table \S+ doesn't exist|Code: 60\b/;
 
+/** Whether ClickHouse refused a statement because a table it names does not exist. */
+export const isUnknownTable = (error: unknown): boolean => UNKNOWN_TABLE.test((error as Error)?.message ?? "") || (error as { code?: string })?.code === "60";
+
 /**
  * A statement that names a table which does not exist is tried once more after 25 ms. ClickHouse
  * 18.16 has no atomic EXCHANGE: a replaced object's table is swapped in by renames in one statement
@@ -67,7 +70,7 @@ async function onceMoreIfTableMissing<T>(run: () => Promise<T>): Promise<T> {
   try {
     return await run();
   } catch (error) {
-    if (!UNKNOWN_TABLE.test((error as Error)?.message ?? "") && (error as { code?: string })?.code !== "60") throw error;
+    if (!isUnknownTable(error)) throw error;
     await new Promise((resolve) => setTimeout(resolve, 25));
     return run();
   }

@@ -3,7 +3,7 @@
 // and dropping it. tables.ts builds on this to make and read objects.
 
 import type { Clock } from "../core/clock.js";
-import { conflict, invalid, notFound } from "../core/errors.js";
+import { type ServiceError, conflict, invalid, notFound } from "../core/errors.js";
 import type { IdGenerator } from "../core/ids.js";
 import type { ColumnStore } from "../data/client.js";
 import type { Source } from "../data/derive.js";
@@ -253,6 +253,15 @@ export function rememberColumns(id: bigint, columns: ColumnList): void {
   columnCache.set(id, columns);
 }
 
+/**
+ * The error for a read of an object whose registry row is gone (delete_object, a purge: the reader
+ * held it from before), or undefined while the row exists.
+ */
+export async function wasDeleted(ds: DataScope, record: ObjectRecord): Promise<ServiceError | undefined> {
+  const row = await ds.db.selectFrom("data_objects").select("id").where("id", "=", record.id).executeTakeFirst();
+  return row ? undefined : notFound(`data object "${record.name}" was deleted while it was being read`);
+}
+
 /** The columns of an object's table, in order. */
 export async function describeColumns(ds: DataScope, record: ObjectRecord): Promise<ColumnList> {
   const cached = columnCache.get(record.id);
@@ -263,7 +272,7 @@ export async function describeColumns(ds: DataScope, record: ObjectRecord): Prom
   } catch {
     rows = [];
   }
-  if (rows.length === 0) throw notFound(`the table of data object "${record.name}" is missing`);
+  if (rows.length === 0) throw (await wasDeleted(ds, record)) ?? notFound(`the table of data object "${record.name}" is missing`);
   const columns = rows.map((r) => ({ name: r.name, type: r.type }));
   rememberColumns(record.id, columns);
   return columns;

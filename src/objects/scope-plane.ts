@@ -6,10 +6,11 @@ import type { Sql } from "../data/sql.js";
 import { ident, raw, sql } from "../data/sql.js";
 import * as derivations from "../data/derive.js";
 import { ServiceError } from "../core/errors.js";
+import { isUnknownTable } from "../data/client.js";
 import { compileChain, explainChainFailure, readSourceOf } from "./chains.js";
 import type { ChainNode, Columns, DataPlane, Rows } from "./data-plane.js";
 import { createFromFile } from "./ingest.js";
-import { type DataScope, findObjectRecord } from "./object-registry.js";
+import { type DataScope, findObjectRecord, wasDeleted } from "./object-registry.js";
 import { type ReadSource, createFromColumns, createFromQuery, createFromRows, derive, insertRows, readRows, readScalar, selectRows } from "./tables.js";
 
 /**
@@ -20,7 +21,10 @@ async function reading<T>(ds: DataScope, node: ChainNode, read: (source: ReadSou
   try {
     return await read(source);
   } catch (error) {
-    throw source.chain ? await explainChainFailure(ds, source.chain, error) : error;
+    if (source.chain) throw await explainChainFailure(ds, source.chain, error);
+    // Deleted (delete_object, a purge) while this reader held it: said so, not as ClickHouse's
+    // "unknown table expression" with its guess at another table.
+    throw ("object" in node && isUnknownTable(error) ? await wasDeleted(ds, node.object) : undefined) ?? error;
   }
 }
 
