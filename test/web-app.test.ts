@@ -82,6 +82,14 @@ async function heading(page: Page): Promise<string> {
     await page.getByText("No job matches these filters").waitFor();
     expect(await page.getByLabel("Status").inputValue()).toBe("FAILED");
     expect(await page.getByLabel("Name").inputValue()).toBe("primes");
+    // Found by trying the product: a status the address holds that is none showed "Any status"
+    // beside the list's refusal of it; it shows as what it is, and can be changed there.
+    await page.goto(base + "/?p=jobs&status=NOPE");
+    await page.getByText(/Could not load jobs/).waitFor();
+    expect(await page.getByLabel("Status").inputValue()).toBe("NOPE");
+    expect(await page.getByLabel("Status").locator("option:checked").textContent()).toBe("NOPE (not a status)");
+    await page.getByLabel("Status").selectOption("");
+    await page.getByRole("link", { name: "sales" }).first().waitFor();
   });
 
   it("keeps a list's page in the address: a reload shows the same page, Previous goes back", async () => {
