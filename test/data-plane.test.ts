@@ -322,6 +322,14 @@ forEachBackend("data plane", (backend) => {
     await obj.insert([{ d: "-99999999999999999999999999.9999999999", n: "3", a: ["0"] }]);
     expect(await obj.scalar("min(d)")).toBe("-99999999999999999999999999.9999999999");
     await expect(obj.insert([{ d: "1.00000000001", n: 1, a: [] }])).rejects.toThrow(/does not fit Decimal\(38, 10\)/);
+    // A number is the decimal JavaScript shows for it, not its double's binary expansion (found by
+    // trying the product: 0.1 was stored as 0.10000000000000000555 in a Decimal(38, 20)).
+    const fine = await create({ d: [0.1, 1.1, 123.456, 1e-7, 123456789012345680000] }, { types: { d: "Decimal(38, 0)" } }).catch((e: Error) => e);
+    expect(String(fine)).toMatch(/0\.1 does not fit Decimal\(38, 0\)/);
+    const scaled = await create({ d: [0.1, 1.1, 123.456, 1e-7, -2.5e-15] }, { types: { d: "Decimal(38, 20)" } });
+    expect(await scaled.column("d")).toEqual(["0.1", "1.1", "123.456", "0.0000001", "-0.0000000000000025"]);
+    const whole = await create({ d: [123456789012345680000] }, { types: { d: "Decimal(38, 0)" } });
+    expect(await whole.column("d")).toEqual(["123456789012345680000"]);
   });
 
   // Found by trying the product: a reader of an object deleted meanwhile got ClickHouse's "Unknown

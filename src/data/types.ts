@@ -210,12 +210,19 @@ function fitsDecimal(value: number | string, precision: number, scale: number): 
   return whole.replace(/^0+/, "").length <= precision - scale && fraction.replace(/0+$/, "").length <= scale;
 }
 
-/** A number as the shortest decimal text that reads back as it, when it has at most `scale` decimals. */
+/**
+ * A number as the shortest decimal text that reads back as it (what JavaScript shows for it), when
+ * that has at most `scale` decimals. Not toFixed(scale): past 17 digits it writes the double's
+ * binary noise (0.1 as 0.10000000000000000555 in a Decimal(38, 20)).
+ */
 function decimalText(value: number, scale: number): string | null {
-  // From 1e21 on, toFixed writes an exponent ("1e+21"): far past any Decimal's 38 digits anyway.
+  // From 1e21 on, numbers are written with an exponent ("1e+21"): far past any Decimal's 38 digits anyway.
   if (!Number.isFinite(value) || Math.abs(value) >= 1e21) return null;
-  const fixed = value.toFixed(Math.min(scale, 100));
-  return Number(fixed) === value ? fixed : null;
+  const shortest = String(value);
+  // Small numbers are written with an exponent (1e-7): toFixed writes them out, exactly enough.
+  const plain = /e/.test(shortest) ? value.toFixed(Math.min(scale, 100)).replace(/(\.\d*?)0+$/, "$1").replace(/\.$/, "") : shortest;
+  const decimals = plain.split(".")[1]?.length ?? 0;
+  return decimals <= scale && Number(plain) === value ? plain : null;
 }
 
 const DECIMAL_BASE = /^Decimal\((\d+), ?(\d+)\)$/;
