@@ -183,6 +183,40 @@ forEachBackend("data plane", (backend) => {
     await expect(loadObject(`${httpUrl}/missing.csv`, {}, scopePlane(ds))).rejects.toThrow(/HTTP 404/);
   });
 
+  // Found by trying the product: file loads stored what createObject refuses, changed (300 in an
+  // Int8 as 44, 2024-02-30 as 2024-03-01, an empty or null number as 0, 1.239 as 1.23), and a JSON
+  // line with a field the sample had not seen lost it in silence on chDB.
+  it("checks every value of a file load as createObject does, naming the row or line and the column", async () => {
+    const dir = h.service.config.home;
+    const objectCount = async () => ((await h.http("GET", "/api/v0/objects?limit=1")).body as { total: number }).total;
+    const before = await objectCount();
+    const load = (file: string, text: string, types?: Record<string, string>) => {
+      writeFileSync(join(dir, file), text);
+      return loadObject(join(dir, file), types ? { types } : {}, scopePlane(ds));
+    };
+    await expect(load("i8.jsonl", '{"a":1}\n{"a":300}\n', { a: "Int8" })).rejects.toThrow(/line 2, column "a": 300 is outside the range of Int8/);
+    await expect(load("day.jsonl", '{"d":"2024-02-30"}\n', { d: "Date" })).rejects.toThrow(/line 1, column "d": .*is not a date/);
+    await expect(load("null.jsonl", '{"n":1}\n{"n":null}\n', { n: "Int32" })).rejects.toThrow(/line 2, column "n": null in a column of type Int32/);
+    await expect(load("str.jsonl", '{"s":5}\n', { s: "String" })).rejects.toThrow(/line 1, column "s": 5 \(a number\) does not fit type String/);
+    // Past the 256 KiB the schema is inferred from: a field it never saw, a null where it saw none.
+    const sampled = Array.from({ length: 5_000 }, (_, i) => `{"a":${i},"s":"${"x".repeat(60)}"}`).join("\n");
+    await expect(load("extra.jsonl", `${sampled}\n{"a":1,"s":"late","zzz":3}\n`)).rejects.toThrow(/line 5001 has a field "zzz" that no column holds/);
+    await expect(load("late.jsonl", `${sampled}\n{"a":null,"s":"late"}\n`)).rejects.toThrow(/line 5001, column "a": null in a column of type Int64/);
+    await expect(load("i8.csv", "a\n1\n300\n", { a: "Int8" })).rejects.toThrow(/row 2, column "a": 300 is outside the range of Int8/);
+    await expect(load("day.csv", "d\n2024-02-30\n", { d: "Date" })).rejects.toThrow(/row 1, column "d": .*is not a date/);
+    await expect(load("empty.csv", "a,b\n1,x\n,y\n", { a: "Int64" })).rejects.toThrow(/row 2, column "a": an empty field in a column of type Int64, which is not Nullable/);
+    await expect(load("empty.tsv", "a\tb\n1\tx\n\ty\n", { a: "Int64" })).rejects.toThrow(/row 2, column "a": an empty field/);
+    await expect(load("dec.csv", "p\n1.239\n", { p: "Decimal(10, 2)" })).rejects.toThrow(/row 1, column "p": 1\.239 does not fit Decimal\(10, 2\)/);
+    await expect(load("nan.csv", "f\n1.5\nnan\n", { f: "Float64" })).rejects.toThrow(/row 2, column "f": "nan" is not a finite number/);
+    // What fits loads as before; a refused load left no object behind.
+    const fits = await load("fits.csv", 'a,d,p,s\n-128,2024-02-29,1.23,"x, y"\n127,2105-12-31,-0.5,\n', { a: "Int8", d: "Date", p: "Decimal(10, 2)" });
+    expect(await fits.rows()).toEqual([
+      { a: -128, d: "2024-02-29", p: 1.23, s: "x, y" },
+      { a: 127, d: "2105-12-31", p: -0.5, s: "" },
+    ]);
+    expect(await objectCount()).toBe(before + 1);
+  });
+
   // Found by trying the product: ClickHouse 18.16 stored 0 for the empty amount (and failed the
   // date) where chDB read null; an empty TSV number failed on chDB.
   it("loads an empty field of a Nullable column as null on every engine, CSV and TSV", async () => {

@@ -1,7 +1,8 @@
 // Empty fields of nullable columns in a CSV or TSV file, written as `\N` before ClickHouse reads
 // them. chDB reads an empty CSV field of a Nullable column as null and refuses an empty TSV number;
 // ClickHouse 18.16 stores 0 or "" for both. `\N` is null to every engine, in both formats, so the
-// same file loads as the same data everywhere.
+// same file loads as the same data everywhere. The same pass checks each field of a column given a
+// check (see checkDelimitedText), which ClickHouse would otherwise store changed.
 
 import { StringDecoder } from "node:string_decoder";
 import { Transform, type TransformCallback } from "node:stream";
@@ -14,7 +15,10 @@ const NULL = "\\N";
  * TSV's backslash escapes (a line feed after a backslash is part of the field) and CRLF line ends
  * are understood; a quoted empty CSV field ("") stays an empty text.
  */
-export function nullEmptyFields(nullable: readonly boolean[], delimiter: "," | "\t"): Transform {
+/** A column's check of one field's text (unquoted; TSV escapes as written); throws to refuse it, naming the column. */
+export type FieldCheck = ((text: string) => void) | null;
+
+export function nullEmptyFields(nullable: readonly boolean[], delimiter: "," | "\t", checks: readonly FieldCheck[] = []): Transform {
   const decoder = new StringDecoder("utf8");
   const quoting = delimiter === ",";
   let header = true;
@@ -27,6 +31,23 @@ export function nullEmptyFields(nullable: readonly boolean[], delimiter: "," | "
   let afterCR = false;
   /** TSV: the last character was a backslash, so this one is part of the field (\t, \n, a real line feed). */
   let escaped = false;
+  /** The current field's text, kept only for a column with a check. */
+  let field = "";
+  /** Records past the header, for messages (a quoted field may span lines, so not the line number). */
+  let row = 0;
+  const collecting = () => !header && checks[column] != null;
+  /** The field just ended: checked, when its column has a check. */
+  const checkField = () => {
+    const check = header ? null : checks[column];
+    if (check) {
+      try {
+        check(field);
+      } catch (error) {
+        throw new Error(`row ${row + 1}, ${(error as Error).message}`);
+      }
+    }
+    field = "";
+  };
 
   /** The field just ended is an empty one of a nullable column, past the header (blank lines are skipped by callers). */
   const endedEmptyNullable = () => !header && fieldLength === 0 && nullable[column] === true;
@@ -46,15 +67,20 @@ export function nullEmptyFields(nullable: readonly boolean[], delimiter: "," | "
         escaped = !escaped;
         afterCR = false;
         fieldLength += 1;
+        if (collecting()) field += c;
         continue;
       }
       if (inQuotes) {
         if (quotePending) {
           quotePending = false;
-          if (c === '"') continue; // an escaped quote inside the field
+          if (c === '"') {
+            if (collecting()) field += c;
+            continue; // an escaped quote inside the field
+          }
           inQuotes = false; // the closing quote: c is read below as outside quotes
         } else {
           if (c === '"') quotePending = true;
+          else if (collecting()) field += c;
           continue;
         }
       }
@@ -65,17 +91,23 @@ export function nullEmptyFields(nullable: readonly boolean[], delimiter: "," | "
       afterCR = false;
       if (c === delimiter) {
         emptyHere(i);
+        checkField();
         column += 1;
         fieldLength = 0;
       } else if (c === "\n" || c === "\r") {
         // A blank line keeps column 0: it is no record with one empty field.
-        if (column > 0 || fieldLength > 0) emptyHere(i);
+        if (column > 0 || fieldLength > 0) {
+          emptyHere(i);
+          checkField();
+          if (!header) row += 1;
+        }
         header = false;
         column = 0;
         fieldLength = 0;
         afterCR = c === "\r";
       } else {
         if (quoting && c === '"' && fieldLength === 0) inQuotes = true;
+        else if (collecting()) field += c;
         fieldLength += 1;
       }
     }
@@ -84,14 +116,25 @@ export function nullEmptyFields(nullable: readonly boolean[], delimiter: "," | "
 
   return new Transform({
     transform(chunk: Buffer, _encoding, done: TransformCallback) {
-      done(null, scan(decoder.write(chunk)));
+      try {
+        done(null, scan(decoder.write(chunk)));
+      } catch (error) {
+        done(error as Error);
+      }
     },
     flush(done: TransformCallback) {
-      let rest = scan(decoder.end());
-      // The last line without its line end: its last field ends with the file.
-      if (inQuotes && quotePending) inQuotes = false;
-      if (!inQuotes && column > 0 && endedEmptyNullable()) rest += NULL;
-      done(null, rest);
+      try {
+        let rest = scan(decoder.end());
+        // The last line without its line end: its last field ends with the file.
+        if (inQuotes && quotePending) inQuotes = false;
+        if (!inQuotes && (column > 0 || fieldLength > 0)) {
+          if (column > 0 && endedEmptyNullable()) rest += NULL;
+          checkField();
+        }
+        done(null, rest);
+      } catch (error) {
+        done(error as Error);
+      }
     },
   });
 }

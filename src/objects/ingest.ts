@@ -12,12 +12,12 @@ import { invalid } from "../core/errors.js";
 import type { RawFormat } from "../data/client.js";
 import { checkColumnName } from "../data/derive.js";
 import { raw, sql } from "../data/sql.js";
-import { type Features, holdsNull, inferType, normalizeType, typeShape } from "../data/types.js";
+import { type Features, checkDelimitedText, holdsNull, inferType, jsonConverter, normalizeType, typeShape } from "../data/types.js";
 import { findObjectByTable, invalidateObjectStats } from "../store/data-objects.js";
 import { recordOperation } from "../store/object-lineage.js";
-import { nullEmptyFields } from "./delimited-nulls.js";
+import { type FieldCheck, nullEmptyFields } from "./delimited-nulls.js";
 import { type CreateOptions, type DataScope, type ObjectRecord, dropObject } from "./object-registry.js";
-import { createFromColumns, derive } from "./tables.js";
+import { appendRows, createFromColumns, derive } from "./tables.js";
 
 export type FileFormat = "csv" | "tsv" | "jsonl" | "parquet";
 
@@ -33,8 +33,13 @@ const RAW_FORMATS: Record<"csv" | "tsv", RawFormat> = {
 
 const JSON_BATCH = 50_000;
 
-/** JSON lines go in as parsed rows, in batches: the client streams only objects for JSONEachRow. */
-async function insertJsonLines(ds: DataScope, table: string, input: Readable): Promise<void> {
+/**
+ * JSON lines go in as parsed rows, in batches (the client streams only objects for JSONEachRow),
+ * each value checked and converted for its column as createObject's are: ClickHouse stored 300 in
+ * an Int8 as 44, 2024-02-30 as 2024-03-01, and null in a column that is not Nullable as 0.
+ */
+async function insertJsonLines(ds: DataScope, table: string, input: Readable, columns: readonly { name: string; type: string }[]): Promise<void> {
+  const converters = new Map(columns.map((c) => [c.name, jsonConverter(c.type)] as const));
   let batch: Record<string, unknown>[] = [];
   let line = 0;
   for await (const text of createInterface({ input, crlfDelay: Infinity })) {
@@ -43,17 +48,32 @@ async function insertJsonLines(ds: DataScope, table: string, input: Readable): P
     // JSON.parse would round it in silence (9007199254740993 stored as …992).
     const inexact = firstInexactInteger(text);
     if (inexact !== null) throw new Error(`line ${line}: ${inexactIntegerMessage(inexact)}`);
+    let parsed: Record<string, unknown>;
     try {
-      batch.push(JSON.parse(text) as Record<string, unknown>);
+      parsed = JSON.parse(text) as Record<string, unknown>;
     } catch {
       throw new Error(`line ${line} is not JSON`);
     }
+    if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) throw new Error(`line ${line} is not a JSON object`);
+    for (const key of Object.keys(parsed)) {
+      if (!converters.has(key)) throw new Error(`line ${line} has a field "${key}" that no column holds (the columns come from the file's first ${SAMPLE_BYTES / 1024} KiB; name it in types)`);
+    }
+    // No prototype: a column may be named constructor or __proto__ like any other.
+    const row: Record<string, unknown> = Object.create(null);
+    for (const [name, convert] of converters) {
+      try {
+        row[name] = convert(parsed[name]);
+      } catch (error) {
+        throw new Error(`line ${line}, column "${name}": ${(error as Error).message}`);
+      }
+    }
+    batch.push(row);
     if (batch.length >= JSON_BATCH) {
-      await ds.columns.insertRows(table, batch);
+      await appendRows(ds, table, batch, columns);
       batch = [];
     }
   }
-  await ds.columns.insertRows(table, batch);
+  await appendRows(ds, table, batch, columns);
 }
 
 const SAMPLE_BYTES = 256 * 1024;
@@ -102,14 +122,35 @@ export async function createFromFile(ds: DataScope, source: string, options: Fil
   const record = await createFromColumns(ds, Object.fromEntries(names.map((n) => [n, []])), { ...options, types });
   try {
     const input = bytes ? Readable.from([bytes]) : createReadStream(path!);
-    if (format === "jsonl") await insertJsonLines(ds, record.table, input);
+    if (format === "jsonl") await insertJsonLines(ds, record.table, input, names.map((name) => ({ name, type: types[name]! })));
     else {
       // An empty field of a Nullable column is null on every engine (18.16 stored 0 or ""); in a TSV
       // an empty field is the only way to write an empty text, so text columns keep it.
       const nullable = names.map((n) => holdsNull(types[n]!) && (format === "csv" || typeShape(types[n]!).base !== "String"));
+      // Every field of a column that is not text is checked as createObject checks a value (the
+      // engines stored 300 in an Int8 as 44, an empty number as 0), the rows past the sample too.
+      const checks: FieldCheck[] = names.map((n) => {
+        const type = types[n]!;
+        if (typeShape(type).base === "String") return null;
+        return (text) => {
+          try {
+            checkDelimitedText(text, type);
+          } catch (error) {
+            throw new Error(`column "${n}": ${(error as Error).message}`);
+          }
+        };
+      });
+      let refusal: Error | undefined;
+      const fields = nullEmptyFields(nullable, format === "csv" ? "," : "\t", checks).on("error", (error: Error) => (refusal ??= error));
       // pipeline: a read error of the file ends the insert too (pipe would leave it waiting).
-      const delimited = nullable.includes(true) ? pipeline(input, nullEmptyFields(nullable, format === "csv" ? "," : "\t"), () => undefined) : input;
-      await ds.columns.insertRaw(record.table, delimited, RAW_FORMATS[format]);
+      const delimited = nullable.includes(true) || checks.some(Boolean) ? pipeline(input, fields, () => undefined) : input;
+      try {
+        await ds.columns.insertRaw(record.table, delimited, RAW_FORMATS[format]);
+      } catch (error) {
+        // A refused field ends the stream: the insert then fails as ClickHouse saw it, cut short.
+        throw refusal ?? error;
+      }
+      if (refusal) throw refusal;
     }
   } catch (error) {
     // Half a file is not an object: drop it, so a corrected load can take the name.

@@ -81,7 +81,7 @@ async function insertInBatches(ds: DataScope, table: string, names: string[], ty
 }
 
 /** Appends JSON-ready rows; a table with decimal columns goes as text, their exact digits unquoted. */
-async function appendRows(ds: DataScope, table: string, rows: Record<string, unknown>[], columns: readonly { name: string; type: string }[]): Promise<void> {
+export async function appendRows(ds: DataScope, table: string, rows: Record<string, unknown>[], columns: readonly { name: string; type: string }[]): Promise<void> {
   const decimals = new Set(columns.filter((c) => isDecimalType(c.type)).map((c) => c.name));
   await ds.columns.insertRows(table, decimals.size === 0 ? rows : rows.map((row) => new JsonLine(decimalRowJson(row, decimals))));
 }
