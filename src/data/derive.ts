@@ -58,16 +58,34 @@ const list = (items: Sql[]) => raw(items.map((i) => i.text).join(", "));
 const columnsOf = (names: string[]) => list(names.map((n) => ident(n)));
 const sameColumns = (names: string[], input = 0): ColumnLineage => Object.fromEntries(names.map((n) => [n, [[input, n]]]));
 
-export function filter(src: Source, condition: string): Derivation {
-  return { select: sql`SELECT * FROM ${src.ref} WHERE (${checkExpression(condition)})`, lineage: sameColumns(src.columns) };
+/** The columns a sort (`\`v\` DESC, \`id\` ASC`) orders by. */
+const sortColumnsOf = (sortSql: string): string[] => [...sortSql.matchAll(/`((?:[^`\\]|\\.)*)`/g)].map((m) => m[1]!.replace(/\\(.)/g, "$1"));
+
+/**
+ * The source's sort, kept by a step whose output still holds its columns as they were: written
+ * into the step's SELECT, and handed on (a read orders by it). A filter or select after a sort
+ * used to lose it: ClickHouse reads a sorted subquery in parallel blocks, nearly in order.
+ */
+function keptSort(sortSql: string | null | undefined, kept: (column: string) => boolean): { tail: Sql; sortSql: string | null } {
+  const columns = sortSql ? sortColumnsOf(sortSql) : [];
+  if (!sortSql || columns.length === 0 || !columns.every(kept)) return { tail: raw(""), sortSql: null };
+  return { tail: raw(` ORDER BY ${sortSql}`), sortSql };
 }
 
-export function project(src: Source, outputs: Record<string, string>): Derivation {
+export function filter(src: Source, condition: string, sortSql: string | null = null): Derivation {
+  const sort = keptSort(sortSql, () => true);
+  return { select: sql`SELECT * FROM ${src.ref} WHERE (${checkExpression(condition)})${sort.tail}`, lineage: sameColumns(src.columns), sortSql: sort.sortSql };
+}
+
+export function project(src: Source, outputs: Record<string, string>, sortSql: string | null = null): Derivation {
   const entries = Object.entries(outputs);
   if (entries.length === 0) throw new TypeError("select needs at least one column");
   const lineage: ColumnLineage = {};
   for (const [out, expr] of entries) lineage[out] = columnsUsed(expr, src.columns).map((c) => [0, c]);
-  return { select: selectOutputs(src, [], entries, raw("")), lineage };
+  // Kept when each sort column is an output of its own name and value (`v: "v"`, or ["v"]).
+  const same = (column: string) => entries.some(([out, expr]) => out === column && (expr.trim() === column || expr.trim() === `\`${column}\``));
+  const sort = keptSort(sortSql, same);
+  return { select: selectOutputs(src, [], entries, sort.tail), lineage, sortSql: sort.sortSql };
 }
 
 /** Whether an output takes the name of an input column with another value (`amount: "amount * 2"`). */
@@ -178,9 +196,10 @@ export function limit(src: Source, n: number, sortSql: string | null): Derivatio
   return { select: sql`SELECT * FROM ${src.ref}${order} LIMIT ${n}`, lineage: sameColumns(src.columns), sortSql };
 }
 
-export function distinct(src: Source, columns: string[]): Derivation {
+export function distinct(src: Source, columns: string[], sortSql: string | null = null): Derivation {
   const chosen = columns.length ? columns.map(checkColumnName) : src.columns;
   const missing = chosen.filter((c) => !src.columns.includes(c));
   if (missing.length) throw new TypeError(`distinct: no column ${missing.join(", ")}`);
-  return { select: sql`SELECT DISTINCT ${columnsOf(chosen)} FROM ${src.ref}`, lineage: sameColumns(chosen) };
+  const sort = keptSort(sortSql, (column) => chosen.includes(column));
+  return { select: sql`SELECT DISTINCT ${columnsOf(chosen)} FROM ${src.ref}${sort.tail}`, lineage: sameColumns(chosen), sortSql: sort.sortSql };
 }

@@ -48,9 +48,9 @@ function derivationOf(step: DeriveStep, sources: derivations.Source[], firstSort
   const [src] = sources as [derivations.Source, ...derivations.Source[]];
   switch (step.op) {
     case "filter":
-      return derivations.filter(src, step.condition);
+      return derivations.filter(src, step.condition, firstSortSql);
     case "select":
-      return derivations.project(src, step.outputs);
+      return derivations.project(src, step.outputs, firstSortSql);
     case "group_by":
       return derivations.aggregate(src, step.keys, step.aggregates);
     case "join":
@@ -62,7 +62,7 @@ function derivationOf(step: DeriveStep, sources: derivations.Source[], firstSort
     case "limit":
       return derivations.limit(src, step.n, firstSortSql);
     case "distinct":
-      return derivations.distinct(src, step.columns);
+      return derivations.distinct(src, step.columns, firstSortSql);
   }
 }
 
