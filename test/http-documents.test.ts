@@ -169,6 +169,14 @@ forEachBackend("HTTP documents", (backend) => {
         expect(property.examples, `${tool.name}.${name}`).toBeDefined();
       }
     }
+    // Found by trying the product: every list tool refused the cursor its own schema gave as an example.
+    const mcp = await h.mcp();
+    for (const tool of tools) {
+      const example = (tool.inputSchema.properties?.cursor?.examples as string[] | undefined)?.[0];
+      if (example === undefined || tool.name === "purge_objects") continue;
+      const answer = (await mcp.callTool({ name: tool.name, arguments: { cursor: example } })) as { isError?: boolean; content: { text: string }[] };
+      expect(answer.isError, `${tool.name}: ${answer.content[0]?.text}`).toBeFalsy();
+    }
     const hints = Object.fromEntries(tools.map((t) => [t.name, t.annotations]));
     expect(hints.run_job).toMatchObject({ readOnlyHint: false, destructiveHint: false, idempotentHint: false });
     expect(hints.enable_job).toMatchObject({ readOnlyHint: false, destructiveHint: false, idempotentHint: true });

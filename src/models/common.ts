@@ -71,7 +71,7 @@ export const Limit = z.number().int().min(1).max(MAX_LIMIT).default(DEFAULT_LIMI
 export const Cursor = z
   .string()
   .max(512)
-  .meta({ description: "Opaque cursor from a previous page's next_cursor", examples: ["eyJ0IjoxNzk0MDAwMDAwMDAwLCJpZCI6IjkxMjM3MDg4MTk5NTkxMTE2OCJ9"] });
+  .meta({ description: "Opaque cursor from a previous page's next_cursor", examples: ["OTEyMzcwODgxOTk1OTExMTY4"] });
 
 /** Deepest nesting accepted in JSON arguments: deep enough for any real payload, far from stack limits. */
 export const MAX_JSON_DEPTH = 64;

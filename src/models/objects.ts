@@ -133,7 +133,7 @@ export const PurgeRequest = z.object({
   prefix: z.string().min(1).max(200).optional().meta({ description: "Only objects whose name starts with this text", examples: ["monthly_"] }),
   scope: Scope.optional().meta({ description: "Only objects of this scope", examples: ["global"] }),
   limit: z.number().int().min(1).max(500).optional().meta({ description: "Delete at most this many (newest first)", examples: [100] }),
-  cursor: Cursor.optional().meta({ description: "Start after this cursor of list_objects", examples: ["eyJ0IjoxNzk0MDAwMDAwMDAwLCJpZCI6IjkxMjM3MDg4MTk5NTkxMTE2OCJ9"] }),
+  cursor: Cursor.optional().meta({ description: "Start after this cursor of list_objects", examples: ["OTEyMzcwODgxOTk1OTExMTY4"] }),
   before: DateTimeInput.optional().describe("Only objects created before this time"),
   after: DateTimeInput.optional().describe("Only objects created after this time"),
 });

@@ -42,9 +42,12 @@ export function createMcpEndpoint(operations: readonly AnyOperation[], version: 
       // The MCP transport spec lets a server answer GET with 405; clients then use POST only.
       // HEAD is answered as GET is (the SDK's own answer to it claimed `Allow: GET, …`), and the
       // refusal is a Problem like every other error (CONTRACT §2).
-      if (req.method === "GET" || req.method === "HEAD") {
-        const problem = { title: "Method Not Allowed", status: 405, detail: "/mcp holds no event stream open: send requests with POST", code: "method_not_allowed" };
-        return void res.writeHead(405, { Allow: "POST, DELETE", "content-type": "application/problem+json; charset=utf-8" }).end(req.method === "GET" ? JSON.stringify(problem) : undefined);
+      // DELETE ends a session, and a stateless server has none: the spec's answer is 405 too (it
+      // was a 200 with a JSON-RPC error, while Allow named DELETE).
+      if (req.method === "GET" || req.method === "HEAD" || req.method === "DELETE") {
+        const detail = req.method === "DELETE" ? "/mcp keeps no session to end: it is stateless, send requests with POST" : "/mcp holds no event stream open: send requests with POST";
+        const problem = { title: "Method Not Allowed", status: 405, detail, code: "method_not_allowed" };
+        return void res.writeHead(405, { Allow: "POST", "content-type": "application/problem+json; charset=utf-8" }).end(req.method === "HEAD" ? undefined : JSON.stringify(problem));
       }
       const refusal = invalidRequests(body, (name) => byName.has(name));
       if (refusal) return sendJson(res, 200, refusal);

@@ -146,8 +146,9 @@ export async function buildHttpApp(
   app.route({
     method: ["GET", "POST", "DELETE"],
     url: "/mcp",
-    // GET reaches the handler only to be refused (no idle event stream): it answers POST and DELETE.
-    config: { allow: ["DELETE", "POST"] },
+    // GET and DELETE reach the handler only to be refused (no idle event stream, no session to
+    // end: the endpoint is stateless): it answers POST.
+    config: { allow: ["POST"] },
     onRequest: [authenticate, requireAdmin],
     handler: async (request, reply) => {
       reply.hijack();
