@@ -458,6 +458,11 @@ forEachBackend("entrypoint and kwargs validation", (backend) => {
     expect((rest.body as { detail: string }).detail).toMatch(/^kwargs\.n: /);
     const wrongType = await h.http("POST", "/api/v0/jobs:run", { name: entry("typed"), kwargs: { n: 1, label: 5 } });
     expect((wrongType.body as { detail: string }).detail).toMatch(/^kwargs\.label: /);
+    // Found by trying the product: a typo (zod drops what a z.object does not name) ran with the
+    // default in silence; it is refused, naming what the job takes.
+    const typo = await h.http("POST", "/api/v0/jobs:run", { name: entry("typed"), kwargs: { n: 1, lable: "x" } });
+    expect(typo.status).toBe(422);
+    expect((typo.body as { detail: string }).detail).toBe("kwargs: unknown field(s) lable; the job takes n, label");
     const cli = await h.cli("run-job", entry("typed"), "--kwargs", '{"n":"x"}');
     expect(cli.code).toBe(4);
     expect(cli.err).toMatch(/kwargs\.n/);

@@ -211,6 +211,21 @@ export async function resolveTask(entrypoint: string, check: VersionCheck = {}):
 }
 
 /**
+ * A field a `z.object` schema does not name is refused, though zod's default would drop it: an
+ * agent's typo (`limt` for `limit`) ran with the default in silence. A schema that says what to do
+ * with other keys (`.passthrough()`, `.catchall()`, `.strict()`) decides for itself.
+ */
+function refuseUnknownFields(schema: unknown, kwargs: Record<string, unknown>, field: string): void {
+  const def = (schema as { _zod?: { def?: { type?: string; shape?: Record<string, unknown>; catchall?: unknown } } })._zod?.def;
+  if (def?.type !== "object" || !def.shape || def.catchall !== undefined) return;
+  const unknown = Object.keys(kwargs).filter((key) => !Object.hasOwn(def.shape!, key));
+  if (unknown.length > 0) {
+    const known = Object.keys(def.shape);
+    throw invalid(`${field}: unknown field(s) ${unknown.join(", ")}; the job takes ${known.length > 0 ? known.join(", ") : "no fields"}`);
+  }
+}
+
+/**
  * Validates kwargs against the job's schema, if it declares one; the 422 names every bad field by
  * its path. `partial` checks a registration's defaults: fields they leave out may come with each
  * run, so only the fields they give are judged (and they are returned as given).
@@ -218,6 +233,7 @@ export async function resolveTask(entrypoint: string, check: VersionCheck = {}):
 export function validateKwargs(definition: JobDefinition, kwargs: Record<string, unknown>, partial = false, field = "kwargs"): Record<string, unknown> {
   const schema = definition.options.schema;
   if (!schema) return kwargs;
+  refuseUnknownFields(schema, kwargs, field);
   const result = schema.safeParse(kwargs);
   if (result.success) return partial ? kwargs : (result.data as Record<string, unknown>);
   // Partial: an issue about a field the defaults give, or about keys they give that the schema
