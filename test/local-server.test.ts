@@ -181,8 +181,18 @@ describe("local start", () => {
 
   it("refuses a second server on the same home", () => {
     const second = cli("local", "start", "--port", "0");
-    expect(second.status).toBe(10);
+    // A conflict (3), as the README's exit codes say; it was 10, "unexpected".
+    expect(second.status).toBe(3);
     expect(second.stderr).toMatch(/already running/);
+  });
+
+  // Found by trying the product: migrate said "unexpected failure: Failed to create connection"
+  // (chDB's lock is the running server's), exit 10.
+  it("migrate with the server running says the schema is up to date", () => {
+    const migrate = cli("migrate");
+    expect(migrate.status, migrate.stderr).toBe(0);
+    expect(migrate.stdout).toMatch(/A local server is running at .*: the schema is up to date/);
+    expect(JSON.parse(cli("migrate", "--json").stdout)).toEqual({ migrations_applied: [] });
   });
 
   it("setup is idempotent", async () => {
@@ -251,7 +261,7 @@ describe("local start on a busy port", () => {
         timeout: 60_000,
       });
       expect(refused.signal, "it had to be killed: it did not exit by itself").toBeNull();
-      expect(refused.status).toBe(10);
+      expect(refused.status).toBe(3);
       expect(refused.stderr.trim().split("\n")).toHaveLength(1);
       expect(refused.stderr).toContain(`port ${port} on 127.0.0.1 is already in use`);
       expect(Date.now() - started).toBeLessThan(30_000);

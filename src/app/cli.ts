@@ -5,7 +5,7 @@ import { Argument, Command, CommanderError } from "commander";
 import { ConfigError, colorWanted, digitsValue, loadConfig, type Config } from "../core/config.js";
 import { MAX_WORKER_CONCURRENCY, MAX_WORKER_TASKS } from "../core/worker-limits.js";
 import { visibleControls } from "../core/control-chars.js";
-import { ERROR_KINDS, EXIT_CODES, invalid, isServiceError } from "../core/errors.js";
+import { ERROR_KINDS, EXIT_CODES, conflict, invalid, isServiceError } from "../core/errors.js";
 import { openColumnStore } from "../data/client.js";
 import { type AnyOperation, SYNTHETIC_ADMIN, invoke, operations } from "../operations/index.js";
 import { EXIT_JOB_NOT_COMPLETED, JobNotCompleted, addOperationCommands, type Caller, examplesHelp } from "../surfaces/cli/program.js";
@@ -21,7 +21,7 @@ import { refuseOutdatedSchema, runBackgroundProcess, runWorkerProcess } from "./
 import { DEFAULT_HOST, runServer } from "./server-start.js";
 import { readLiveServer } from "./server-file.js";
 import { openStore } from "../store/db.js";
-import { migrateToLatest } from "../store/migrate.js";
+import { migrateToLatest, pendingMigrations } from "../store/migrate.js";
 import { VERSION } from "./version.js";
 import { asStoreRefusal } from "./store-reach.js";
 
@@ -271,6 +271,17 @@ function addLifecycleCommands(
       const config = getConfig();
       const db = openStore(config.sql);
       try {
+        // A running local server migrated its home when it started, and holds chDB's lock: this
+        // command said "unexpected failure: Failed to create connection" (exit 10).
+        const server = config.mode === "local" ? readLiveServer(config.home) : undefined;
+        if (server) {
+          const pending = await pendingMigrations(db);
+          if (pending.length === 0) {
+            streams.out(options.json ? JSON.stringify({ migrations_applied: [] }, null, 2) : `A local server is running at ${server.url}; it migrated ${config.home} when it started: the schema is up to date.`);
+            return;
+          }
+          throw conflict(`a local server is running at ${server.url} (pid ${server.pid}) with an older build: stop it, then run \`jobhouse migrate\` or \`jobhouse local start\`, which migrates (missing ${pending.join(", ")})`, "server_running");
+        }
         const applied = await migrateToLatest(db).catch((error: unknown) => {
           throw asStoreRefusal(config, "sql", error);
         });

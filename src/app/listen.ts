@@ -3,11 +3,12 @@
 
 import { createServer } from "node:net";
 import type { FastifyInstance } from "fastify";
-import { unavailable } from "../core/errors.js";
+import { conflict, unavailable } from "../core/errors.js";
 
 function refusal(error: unknown, host: string, port: number): unknown {
   const code = (error as NodeJS.ErrnoException).code;
-  if (code === "EADDRINUSE") return unavailable(`port ${port} on ${host} is already in use: stop what listens there or choose another with --port`, "port_in_use");
+  // Taken by another process: a conflict (exit 3), not an unexpected failure (10).
+  if (code === "EADDRINUSE") return conflict(`port ${port} on ${host} is already in use: stop what listens there or choose another with --port`, "port_in_use");
   if (code === "EACCES") return unavailable(`port ${port} on ${host} may not be bound by this user: choose a port above 1023 with --port`, "port_refused");
   if (code === "ENOTFOUND" || code === "EAI_AGAIN" || code === "EAI_FAIL") return unavailable(`${host} cannot be resolved to an address of this machine (${code}): choose another with --host`, "host_unavailable");
   if (code === "EADDRNOTAVAIL") return unavailable(`${host} is not an address of this machine: choose another with --host`, "host_unavailable");

@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { FastifyInstance } from "fastify";
 import { readApiToken, type Config } from "../core/config.js";
-import { unavailable, invalid } from "../core/errors.js";
+import { conflict, invalid } from "../core/errors.js";
 import { PRIVATE_FILE_MODE } from "../core/private-files.js";
 import { invoke, operationByName, operations, SYNTHETIC_ADMIN } from "../operations/index.js";
 import { buildHttpApp } from "../surfaces/rest/app.js";
@@ -50,7 +50,7 @@ export async function startLocalServer(config: Config, options: LocalServerOptio
   }
   const running = readLiveServer(config.home);
   if (running && running.pid !== process.pid) {
-    throw unavailable(`a local server is already running at ${running.url} (pid ${running.pid}) for ${config.home}`, "already_running");
+    throw conflict(`a local server is already running at ${running.url} (pid ${running.pid}) for ${config.home}`, "already_running");
   }
   await ensurePortFree("127.0.0.1", port);
   const service = await openService(config, { longRunning: true });
