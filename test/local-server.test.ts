@@ -399,3 +399,37 @@ describe("local start after the CLI ran a job in-process", () => {
     expect(existsSync(join(home, "examples-offered"))).toBe(true);
   });
 });
+
+// Found by trying the product: with the server killed, `run-job --wait` waited without a word for
+// a job nothing ran, and looked hung.
+describe("run-job --wait when the server goes away", () => {
+  const home = mkdtempSync(join(tmpdir(), "jobhouse-gone-"));
+  const serverEnv = { ...process.env, SERVICE_HOME: home, SERVICE_API_TOKEN: "", SERVICE_SQL_URL: "", SERVICE_CH_URL: "", SERVICE_WORKER_TIMEOUT: "60" };
+  const processes: ChildProcess[] = [];
+  afterAll(() => {
+    for (const child of processes) if (child.exitCode === null) child.kill("SIGKILL");
+  });
+
+  it("says the server stopped answering, and goes on with the job when a server runs again", async () => {
+    const first = await spawnLocalServer(serverEnv);
+    processes.push(first.server);
+    const waiting = spawn(process.execPath, [BIN, "run-job", "test/fixtures/jobs.ts:lingeringJob", "--kwargs", '{"ms":1500}', "--wait"], { env: serverEnv, stdio: ["ignore", "pipe", "pipe"] });
+    processes.push(waiting);
+    let err = "";
+    let out = "";
+    waiting.stderr!.on("data", (chunk) => (err += chunk));
+    waiting.stdout!.on("data", (chunk) => (out += chunk));
+    const exited = new Promise<number | null>((resolve) => waiting.on("exit", resolve));
+    for (let i = 0; i < 300 && !/RUNNING: 1 of/.test(err); i++) await new Promise((r) => setTimeout(r, 50));
+    expect(err).toMatch(/RUNNING: 1 of/);
+    const killed = new Promise((resolve) => first.server.on("exit", resolve));
+    first.server.kill("SIGKILL");
+    await killed;
+    for (let i = 0; i < 100 && !err.includes("the server stopped answering"); i++) await new Promise((r) => setTimeout(r, 50));
+    expect(err).toMatch(/the server stopped answering; job \d+ goes on when a server runs again/);
+    const second = await spawnLocalServer(serverEnv);
+    processes.push(second.server);
+    expect(await exited).toBe(0);
+    expect(out).toMatch(/COMPLETED/);
+  }, 60_000);
+});

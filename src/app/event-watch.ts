@@ -9,7 +9,7 @@ import type { LocalCredential } from "./http-caller.js";
 
 /** GET /api/v0/events on a server; rejects when the stream cannot be opened (the caller polls instead). */
 export function watchOverHttp(baseUrl: string, credential?: LocalCredential): WatchEvents {
-  return async (filter, onEvent) => {
+  return async (filter, onEvent, onGone) => {
     const url = new URL("/api/v0/events", baseUrl);
     if (filter.jobId) url.searchParams.set("job_id", filter.jobId);
     if (filter.taskId) url.searchParams.set("task_id", filter.taskId);
@@ -20,8 +20,12 @@ export function watchOverHttp(baseUrl: string, credential?: LocalCredential): Wa
       abort.abort();
       throw new Error(`the event stream answered HTTP ${response.status}`);
     }
-    // Closed by the caller, or the server went away: the caller's polling carries on.
-    readEventStream(response.body, createEventStreamParser(onEvent)).catch(() => undefined);
+    // Closed by the caller, or the server went away (then told): the caller's polling carries on.
+    void readEventStream(response.body, createEventStreamParser(onEvent))
+      .catch(() => undefined)
+      .then(() => {
+        if (!abort.signal.aborted) onGone?.();
+      });
     return () => abort.abort();
   };
 }

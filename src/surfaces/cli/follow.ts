@@ -14,7 +14,8 @@ export interface EventFilter {
 }
 
 /** Subscribes to changes (the event stream); resolves with how to stop, rejects when there is no stream. */
-export type WatchEvents = (filter: EventFilter, onEvent: (event: StreamEvent) => void) => Promise<() => void>;
+/** `onGone`: the events stopped coming though nobody closed the watch (the server went away). */
+export type WatchEvents = (filter: EventFilter, onEvent: (event: StreamEvent) => void, onGone?: () => void) => Promise<() => void>;
 
 /** Without a stream, how often to look (CONTRACT §10: polling every 2 s is the fallback). */
 const FALLBACK_POLL_MS = 2_000;
@@ -24,14 +25,14 @@ const LOG_FALLBACK_POLL_MS = 500;
 const MIN_REFETCH_GAP_MS = 100;
 
 /** Wakes a follower when an event arrives, and by the clock: every `fallbackMs` with a stream, every POLL_MS without. */
-async function openWakeUps(watch: WatchEvents | undefined, filter: EventFilter, fallbackMs = FALLBACK_POLL_MS) {
+async function openWakeUps(watch: WatchEvents | undefined, filter: EventFilter, fallbackMs = FALLBACK_POLL_MS, onGone?: () => void) {
   let pending = false;
   let wake: (() => void) | undefined;
   const onEvent = () => {
     pending = true;
     wake?.();
   };
-  const stop = watch ? await watch(filter, onEvent).catch(() => undefined) : undefined;
+  const stop = watch ? await watch(filter, onEvent, onGone).catch(() => undefined) : undefined;
   const intervalMs = stop ? fallbackMs : POLL_MS;
   let lastAt = Date.now();
   return {
@@ -60,6 +61,8 @@ export interface FollowIo {
   /** Progress goes here (stderr), so stdout carries only the result. */
   progress(text: string, sameLine: boolean): void;
   isTty: boolean;
+  /** A line for the person waiting (stderr), such as the server going away. */
+  notice?(text: string): void;
 }
 
 /** The poll interval when no event stream could be opened. */
@@ -79,7 +82,10 @@ export async function followJob(
 ): Promise<JobDetail> {
   const getJob = operations.get("get_job")!;
   // Subscribed before the first look: a change between the two is never missed.
-  const wakeUps = await openWakeUps(watch, { jobId });
+  // Killed, the server left the job RUNNING with no one to run it: said once, rather than a wait
+  // that looked hung (the job goes on when a server runs again, and the wait with it).
+  const gone = () => io.notice?.(`the server stopped answering; job ${jobId} goes on when a server runs again (jobhouse local start), and this wait with it (Ctrl-C leaves it)`);
+  const wakeUps = await openWakeUps(watch, { jobId }, FALLBACK_POLL_MS, gone);
   let last = "";
   try {
     for (;;) {

@@ -137,7 +137,7 @@ export function addOperationCommands(program: Command, operations: readonly AnyO
     let job;
     try {
       const progress = (text: string, sameLine: boolean) => (sameLine ? io.err(`\r\x1b[2K${text}`) : io.err(text));
-      job = await followJob(jobId, call, operationsByName, { out: io.out, isTty: Boolean(io.isTty), progress }, await io.watchEvents?.());
+      job = await followJob(jobId, call, operationsByName, { out: io.out, isTty: Boolean(io.isTty), progress, notice: (text) => io.err(text) }, await io.watchEvents?.());
     } finally {
       await stopExecution();
     }
