@@ -433,3 +433,35 @@ describe("run-job --wait when the server goes away", () => {
     expect(out).toMatch(/COMPLETED/);
   }, 60_000);
 });
+
+// Found by trying the product: Ctrl-C on a `run-job --wait` that ran the job in-process left an
+// ACTIVE worker and a RUNNING task, failed as lost at the next start.
+describe("run-job --wait interrupted while it runs the job itself", () => {
+  const home = mkdtempSync(join(tmpdir(), "jobhouse-interrupt-"));
+  const env = { ...process.env, SERVICE_HOME: home, SERVICE_API_TOKEN: "", SERVICE_SQL_URL: "", SERVICE_CH_URL: "" };
+  const processes: ChildProcess[] = [];
+  afterAll(() => {
+    for (const child of processes) if (child.exitCode === null) child.kill("SIGKILL");
+  });
+
+  it("stops its worker, and the running task ends as an attempt interrupted by a stop", async () => {
+    const waiting = spawn(process.execPath, [BIN, "run-job", "test/fixtures/jobs.ts:sleepy", "--kwargs", '{"ms":60000}', "--wait"], { env, stdio: ["ignore", "pipe", "pipe"] });
+    processes.push(waiting);
+    let err = "";
+    waiting.stderr!.on("data", (chunk) => (err += chunk));
+    const exited = new Promise<number | null>((resolve) => waiting.on("exit", resolve));
+    for (let i = 0; i < 400 && !/RUNNING: 1 of/.test(err); i++) await new Promise((r) => setTimeout(r, 50));
+    expect(err).toMatch(/RUNNING: 1 of/);
+    const jobId = /Job (\d+) started/.exec(err)![1]!;
+    waiting.kill("SIGINT");
+    expect(await exited).toBe(130);
+    expect(err).toMatch(/SIGINT: stopping this process's worker/);
+    const cli = (...argv: string[]) => spawnSync(process.execPath, [BIN, ...argv], { env, encoding: "utf8" });
+    const workers = JSON.parse(cli("worker", "list", "--json").stdout) as { items: { status: string }[] };
+    expect(workers.items.map((w) => w.status)).toEqual(["STOPPED"]);
+    const job = JSON.parse(cli("job", "get", jobId, "--json").stdout) as { status: string; tasks: { name: string; status: string; attempt: number }[] };
+    // sleeper has no retries left: its interrupted attempt is its last, and the job ends with it.
+    expect(job.tasks.find((t) => t.name === "sleeper")).toMatchObject({ status: "FAILED", attempt: 1 });
+    expect(job.status).toBe("FAILED");
+  }, 60_000);
+});

@@ -10,7 +10,7 @@ import { openColumnStore } from "../data/client.js";
 import { type AnyOperation, SYNTHETIC_ADMIN, invoke, operations } from "../operations/index.js";
 import { EXIT_JOB_NOT_COMPLETED, JobNotCompleted, addOperationCommands, type Caller, examplesHelp } from "../surfaces/cli/program.js";
 import { openService, type OpenedService } from "./context.js";
-import { startEngine } from "./engine-runtime.js";
+import { GRACE_PERIOD_MS, startEngine } from "./engine-runtime.js";
 import { createLogger } from "../core/log.js";
 import { SHELLS, type Shell, completionScript } from "../surfaces/cli/completion.js";
 import { watchInProcess, watchOverHttp } from "./event-watch.js";
@@ -152,7 +152,22 @@ export async function runCli(argv: string[], options: CliOptions = {}): Promise<
     const cfg = getConfig();
     if (cfg.mode !== "local" || readLiveServer(cfg.home)) return async () => undefined;
     const engine = await startEngine(await getService(), { concurrency: cfg.workerConcurrency, background: false });
-    return () => engine.stop();
+    // Ctrl-C while this process runs the job: its worker stops as a worker process's does (a
+    // running task gets the grace period, then fails as an attempt, retried at the next start if
+    // it has retries left). Killed at once, it left an ACTIVE worker and a RUNNING task.
+    const interrupt = (signal: NodeJS.Signals) => {
+      process.off("SIGINT", interrupt);
+      process.off("SIGTERM", interrupt);
+      streams.err(`${signal}: stopping this process's worker; a running task gets ${GRACE_PERIOD_MS / 1000} s, then fails as an attempt (retried at the next \`jobhouse local start\` if it has retries left)`);
+      void engine.stop({ graceMs: GRACE_PERIOD_MS }).finally(() => process.exit(signal === "SIGINT" ? 130 : 143));
+    };
+    process.on("SIGINT", interrupt);
+    process.on("SIGTERM", interrupt);
+    return () => {
+      process.off("SIGINT", interrupt);
+      process.off("SIGTERM", interrupt);
+      return engine.stop();
+    };
   };
   // `--wait` and `--follow` hear of changes from the running local server's event stream, or from
   // this process's own change feed (its in-process worker; PostgreSQL NOTIFY in distributed mode).
