@@ -72,6 +72,10 @@ forEachBackend("CLI", (backend) => {
     const yaml = await h.cli("registered-job", "list", "--output", "yaml");
     expect(yaml.code, yaml.err).toBe(0);
     expect(parseYaml(yaml.out)).toEqual(JSON.parse(json.out));
+    // Read as YAML 1.1 (PyYAML) reads it, timestamps and yes/no are still strings (found by trying
+    // the product: created_at was read as a datetime).
+    expect(parseYaml(yaml.out, { version: "1.1" })).toEqual(JSON.parse(json.out));
+    expect(yaml.out).toMatch(/created_at: "\d{4}-/);
     expect((await h.cli("registered-job", "list", "--output", "json")).out).toBe(json.out);
     expect((await h.cli("registered-job", "list", "-o", "json")).out).toBe(json.out);
     expect((await h.cli("registered-job", "list", "-o", "yaml")).out).toBe(yaml.out);
@@ -80,6 +84,14 @@ forEachBackend("CLI", (backend) => {
     const bad = await h.cli("registered-job", "list", "--output", "xml");
     expect(bad.code).toBe(2);
     expect(bad.err).toMatch(/Allowed choices are table, wide, json, yaml/);
+  });
+
+  // Found by trying the product: a 204 printed `null` with --json; the REST body is empty.
+  it("--json of an operation without a body prints nothing", async () => {
+    await addObject(h, "json_empty_body", "global", 1);
+    const deleted = await h.cli("data", "delete", "json_empty_body", "--json");
+    expect(deleted.code, deleted.err).toBe(0);
+    expect(deleted.out).toBe("");
   });
 
   // SPEC: --json on every command group, the setup commands (setup, migrate) included.

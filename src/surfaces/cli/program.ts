@@ -12,6 +12,12 @@ import { renderObjectWithLineage } from "./lineage-tree.js";
 import { renderHuman } from "./render.js";
 import type { ObjectDetail } from "../../models/objects.js";
 
+/**
+ * YAML that YAML 1.1 readers (PyYAML) read as JSON does: strings that 1.1 takes for timestamps,
+ * booleans (`yes`, `n`) or numbers are quoted. Unquoted, a created_at was read as a datetime.
+ */
+const toYaml = (value: unknown) => stringifyYaml(value, { version: "1.1" }).trimEnd();
+
 /** `-o, --output`: the human table, with every column, the REST body, or the same as YAML. */
 const OUTPUT_FORMATS = ["table", "wide", "json", "yaml"];
 
@@ -117,8 +123,10 @@ export function addOperationCommands(program: Command, operations: readonly AnyO
       const output = await call(op, coerceTextInput(op, input));
       const format = options.json ? "json" : ((options.output as string | undefined) ?? (options.wide ? "wide" : "table"));
       if (op.cli!.follow && options.wait) return waitAndReport((output as { id: string }).id, format);
-      if (format === "json") return io.out(JSON.stringify(output ?? null, null, 2));
-      if (format === "yaml") return io.out(stringifyYaml(output ?? null).trimEnd());
+      // A 204's body is empty: --json prints nothing (it printed `null`), as the REST body is.
+      if ((format === "json" || format === "yaml") && output === undefined) return;
+      if (format === "json") return io.out(JSON.stringify(output, null, 2));
+      if (format === "yaml") return io.out(toYaml(output));
       const renderOptions = { absolute: Boolean(options.absolute), headers: options.headers !== false, wide: format === "wide", color: io.color };
       if (op.cli!.view === "lineage") return io.out(renderObjectWithLineage(output as ObjectDetail, renderOptions));
       io.out(renderHuman(output, op.cli!, renderOptions));
@@ -145,7 +153,7 @@ export function addOperationCommands(program: Command, operations: readonly AnyO
     const result = job.status === "COMPLETED" ? await resolveJobResult(job, call, operationsByName) : null;
     // --output json and yaml print the job with its result, as the other commands print their body.
     if (format === "json") io.out(JSON.stringify({ ...job, result }, null, 2));
-    else if (format === "yaml") io.out(stringifyYaml({ ...job, result }).trimEnd());
+    else if (format === "yaml") io.out(toYaml({ ...job, result }));
     else if (job.status === "COMPLETED") io.out(`Job ${job.id} (${job.name}) COMPLETED in ${job.duration_ms ?? 0} ms\nresult: ${JSON.stringify(result, null, 2)}`);
     else {
       // The task the job's error names (its first failure), not the first FAILED in creation order.
