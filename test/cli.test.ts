@@ -216,6 +216,15 @@ forEachBackend("CLI run-job --wait", (backend) => {
     expect(run.code, run.err).toBe(0);
     expect(run.err).toMatch(/COMPLETED: 1102 of 1102 tasks completed/);
     expect(run.out).toMatch(/result: 1211100\n$/);
+    // `job get` shows one page of its tasks, and says so (found by trying the product: it showed
+    // 1,000 rows and nothing under them).
+    const jobId = /^Job (\d+)/.exec(run.out)![1]!;
+    const shown = await h.cli("job", "get", jobId);
+    expect(shown.out).toMatch(/^ {2}1000 of 1102 tasks \(next page: --tasks-cursor \S+\)$/m);
+    const cursor = /--tasks-cursor (\S+)\)$/m.exec(shown.out)![1]!;
+    const rest = await h.cli("job", "get", jobId, "--tasks-cursor", cursor);
+    expect(rest.code, rest.err).toBe(0);
+    expect(rest.out).not.toMatch(/next page/);
   });
 
   it("exits non-zero with the error when the job fails, naming the job first and the failed task's log", async () => {

@@ -89,6 +89,9 @@ export function renderDetail(value: Record<string, unknown>, options: RenderOpti
   for (const [label, rows] of tables) {
     const columns = options.wide ? undefined : detailColumns[label];
     lines.push("", `${label}:`, renderTable(rows, columns, options).replace(/^/gm, "  "));
+    // A table that is one page of more (a job's tasks): said under it, as a list's footer says it.
+    const next = value[`${label}_next_cursor`];
+    if (typeof next === "string") lines.push(`  ${rows.length} of ${String(value[`total_${label}`] ?? "more")} ${label} (next page: --${label}-cursor ${next})`);
   }
   return lines.join("\n");
 }
