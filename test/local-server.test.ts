@@ -200,6 +200,31 @@ describe("local start", () => {
     expect(response.status).toBe(200);
   });
 
+  // Found by trying the product: `task logs --follow | head -2` went on until the task ended.
+  it("stops following a task's log when its reader goes away", async () => {
+    const started = await fetch(`${url}/api/v0/jobs:run`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ name: "test/fixtures/jobs.ts:talkerJob", kwargs: { lines: 200, everyMs: 100 } }),
+    });
+    const { id } = (await started.json()) as { id: string };
+    let taskId: string | undefined;
+    for (let i = 0; i < 200 && !taskId; i++) {
+      const job = (await (await fetch(`${url}/api/v0/jobs/${id}`)).json()) as { tasks: { id: string; name: string; status: string }[] };
+      taskId = job.tasks.find((t) => t.name === "talker" && t.status === "RUNNING")?.id;
+      if (!taskId) await new Promise((r) => setTimeout(r, 50));
+    }
+    const follower = spawn(process.execPath, [BIN, "task", "logs", taskId!, "--follow"], { env, stdio: ["ignore", "pipe", "pipe"] });
+    const exited = new Promise<number | null>((resolve) => follower.on("exit", resolve));
+    await new Promise((resolve) => follower.stdout!.once("data", resolve));
+    const closedAt = Date.now();
+    follower.stdout!.destroy();
+    expect(await exited).toBe(0);
+    // The task writes for 20 s: the follower ended with its reader, not with the task.
+    expect(Date.now() - closedAt).toBeLessThan(10_000);
+    await fetch(`${url}/api/v0/jobs/${id}/cancel`, { method: "POST" });
+  });
+
   // Found by trying the product: a task that ignores its signal held the server (with its API
   // already closed) until the task ended by itself, minutes later.
   it("stops on SIGTERM within the grace period, though a task ignores its signal, and removes server.json", async () => {

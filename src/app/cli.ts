@@ -30,13 +30,22 @@ const EXIT_USAGE = EXIT_CODES.usage;
 export interface CliStreams {
   out(text: string): void;
   err(text: string): void;
+  /** Whether the reader of `out` has gone (a closed pipe). */
+  outClosed?(): boolean;
   isTty?: boolean;
   /** Statuses in colour on standard output. */
   color?: boolean;
 }
 
+/** Set when standard output's reader went away (main.ts keeps the EPIPE from crashing the process). */
+let stdoutClosed = false;
+process.stdout.on("error", (error: NodeJS.ErrnoException) => {
+  if (error.code === "EPIPE") stdoutClosed = true;
+});
+
 const defaultStreams: CliStreams = {
   out: (text) => process.stdout.write(text + "\n"),
+  outClosed: () => stdoutClosed,
   // A progress line that redraws itself ends without a newline.
   err: (text) => process.stderr.write(text.startsWith("\r") ? text : text + "\n"),
   isTty: Boolean(process.stderr.isTTY),

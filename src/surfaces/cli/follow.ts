@@ -129,6 +129,8 @@ export async function followTaskLog(
   write: (text: string) => void,
   watch?: WatchEvents,
   notice: (line: string) => void = () => undefined,
+  /** The reader went away (a closed pipe): following ends, as `tail -f | head` ends. */
+  readerGone: () => boolean = () => false,
 ): Promise<void> {
   const getTask = operations.get("get_task")!;
   const getLogs = operations.get("get_task_logs")!;
@@ -167,7 +169,7 @@ export async function followTaskLog(
         if (fresh.length > 0) write(fresh.toString("utf8"));
         printed = from + fresh.length;
       }
-      if (ended) return;
+      if (ended || readerGone()) return;
       await wakeUps.next();
     }
   } finally {

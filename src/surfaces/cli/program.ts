@@ -34,6 +34,8 @@ export type Caller = (op: AnyOperation, input: Record<string, unknown>) => Promi
 export interface CliIo {
   out(text: string): void;
   err(text: string): void;
+  /** Whether the reader of `out` has gone (a closed pipe: `… --follow | head -2`). */
+  outClosed?(): boolean;
   isTty?: boolean;
   /** Statuses in colour in human output. */
   color?: boolean;
@@ -118,7 +120,7 @@ export function addOperationCommands(program: Command, operations: readonly AnyO
       if (fromStdin && input[fromStdin] === undefined && io.readLine) input[fromStdin] = await io.readLine();
       if (op.cli!.followLog && options.follow) {
         // Each piece ends with a newline, which the output stream adds again.
-        return followTaskLog(String(input.id), call, byName(), (text) => io.out(text.replace(/\n$/, "")), await io.watchEvents?.(), (line) => io.err(line));
+        return followTaskLog(String(input.id), call, byName(), (text) => io.out(text.replace(/\n$/, "")), await io.watchEvents?.(), (line) => io.err(line), () => io.outClosed?.() ?? false);
       }
       const output = await call(op, coerceTextInput(op, input));
       const format = options.json ? "json" : ((options.output as string | undefined) ?? (options.wide ? "wide" : "table"));
