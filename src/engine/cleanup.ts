@@ -11,9 +11,8 @@ import { findReusersOfJob } from "../store/tasks.js";
 import { OPEN_TASK_STATUSES, TERMINAL_JOB_STATUSES } from "../core/statuses.js";
 import type { DataObjectRow } from "../store/schema.js";
 import { dropObject } from "../objects/object-registry.js";
-import { collectReferences } from "./references.js";
+import { collectObjectNames, collectReferences } from "./references.js";
 import { resolveResults } from "./results.js";
-import { objectNames } from "./task-identity.js";
 
 
 async function preservesData(db: Store, jobId: bigint): Promise<boolean> {
@@ -166,7 +165,7 @@ export async function handOnReusedObjects(db: Store, jobId: bigint): Promise<num
   const holderOf = new Map<string, bigint>();
   for (const { job_id, result_ref } of reusers) {
     if (result_ref === null) continue;
-    for (const name of objectNames(JSON.parse(result_ref))) if ((holderOf.get(name) ?? -1n) < job_id) holderOf.set(name, job_id);
+    for (const name of collectObjectNames(JSON.parse(result_ref))) if ((holderOf.get(name) ?? -1n) < job_id) holderOf.set(name, job_id);
   }
   let moved = 0;
   for (const object of await findObjectsOfJob(db, jobId, ["temp"])) {

@@ -83,6 +83,15 @@ export function collectReferences(value: unknown, into = new Set<string>()): Set
   return into;
 }
 
+/** Every data object a value names ({"object": name} markers), without duplicates. */
+export function collectObjectNames(value: unknown, into = new Set<string>()): Set<string> {
+  const marker = objectMarker(value);
+  if (marker !== null) into.add(marker.name);
+  else if (Array.isArray(value)) value.forEach((v) => collectObjectNames(v, into));
+  else if (typeof value === "object" && value !== null) Object.values(escapedObject(value) ?? value).forEach((v) => collectObjectNames(v, into));
+  return into;
+}
+
 /**
  * Replaces every stored marker by the referenced task's (already resolved) result. Escapes stay:
  * the value is still stored form, which the task's thread reads (`reviveObjects`).

@@ -16,7 +16,7 @@ import { createHash } from "node:crypto";
 import { canonical } from "../core/canonical.js";
 import type { Store } from "../store/db.js";
 import type { NewChild } from "../store/transitions.js";
-import { ESCAPE_KEY, collectReferences, escapedObject, objectMarker, soleValue } from "./references.js";
+import { ESCAPE_KEY, collectObjectNames, collectReferences, escapedObject, soleValue } from "./references.js";
 
 /** The entry task's identity: every run's graph grows from it. */
 export const ENTRY_IDENTITY = "entry";
@@ -66,15 +66,6 @@ export async function assignIdentities(db: Store, parent: ParentTask, children: 
   }
 }
 
-/** Every {"object": name} in a value. */
-export function objectNames(value: unknown, into: Set<string> = new Set()): Set<string> {
-  const marker = objectMarker(value);
-  if (marker !== null) into.add(marker.name);
-  else if (Array.isArray(value)) value.forEach((v) => objectNames(v, into));
-  else if (value !== null && typeof value === "object") Object.values(escapedObject(value) ?? value).forEach((v) => objectNames(v, into));
-  return into;
-}
-
 /**
  * In a re-run from failed, marks the children that reuse a completed task of the run re-run: they
  * are inserted COMPLETED with its result. Returns how many were reused.
@@ -107,7 +98,7 @@ export async function reuseCompletedTasks(db: Store, parent: ParentTask, childre
     if (!child.dependsOn.every((dep) => reusedHere.has(String(dep)) || reusedOutside.has(String(dep)))) continue;
     const result = match.result_ref === null ? null : (JSON.parse(match.result_ref) as unknown);
     if (collectReferences(result).size > 0) continue;
-    if (!(await objectsExist(db, objectNames(result), match.completed_at))) continue;
+    if (!(await objectsExist(db, collectObjectNames(result), match.completed_at))) continue;
     Object.assign(child.row, { status: "COMPLETED", result_ref: match.result_ref, reused_from: match.id, started_at: nowMs, completed_at: nowMs, attempt: 0 });
     reusedHere.add(String(child.row.id));
     reused += 1;
