@@ -113,7 +113,7 @@ export function toJsonValue(value: unknown, type: string): unknown {
   }
   checkScalar(value, type);
   const decimal = decimalShape(typeShape(type).base);
-  // A decimal travels as its exact digits, written unquoted into the JSON (jsonEachRowText).
+  // A decimal travels as its exact digits, written unquoted into the JSON (decimalRowJson).
   if (decimal) return typeof value === "number" ? decimalText(value, decimal.scale)! : canonicalDecimal(value as string);
   if (typeof value === "bigint") return value.toString();
   // An integer past 2^53 as a number is exact, but JSON would write its shortest form
@@ -244,7 +244,7 @@ function decimalText(value: number, scale: number): string | null {
   if (!Number.isFinite(value) || Math.abs(value) >= 1e21) return null;
   const shortest = String(value);
   // Small numbers are written with an exponent (1e-7): toFixed writes them out, exactly enough.
-  const plain = /e/.test(shortest) ? value.toFixed(Math.min(scale, 100)).replace(/(\.\d*?)0+$/, "$1").replace(/\.$/, "") : shortest;
+  const plain = /e/.test(shortest) ? trimmedDecimal(value.toFixed(Math.min(scale, 100))) : shortest;
   const decimals = plain.split(".")[1]?.length ?? 0;
   return decimals <= scale && Number(plain) === value ? plain : null;
 }
@@ -256,6 +256,9 @@ function decimalShape(base: string): { precision: number; scale: number } | null
   const match = DECIMAL_BASE.exec(base);
   return match ? { precision: Number(match[1]), scale: Number(match[2]) } : null;
 }
+
+/** A decimal's digits without the scale's trailing zeros ("7.50" as "7.5", "7.00" as "7", "-0.0" as "0"). */
+const trimmedDecimal = (text: string) => text.replace(/(\.\d*?)0+$/, "$1").replace(/\.$/, "").replace(/^-0$/, "0");
 
 /** "-007.50" as JSON can carry it: no leading zeros ("-7.50"). */
 const canonicalDecimal = (text: string) => text.replace(/^(-?)0+(?=\d)/, "$1");
@@ -271,7 +274,7 @@ export function readsAsDecimalText(type: string): boolean {
   return (decimalShape(typeShape(type).base)?.precision ?? 0) > EXACT_DOUBLE_DIGITS;
 }
 
-/** Whether a column's values are decimals (sent as exact digits, unquoted: jsonEachRowText). */
+/** Whether a column's values are decimals (sent as exact digits, unquoted: decimalRowJson). */
 export function isDecimalType(type: string): boolean {
   return decimalShape(typeShape(type).base) !== null;
 }
@@ -365,7 +368,7 @@ export function readConverter(type: string): ((value: unknown) => unknown) | nul
   }
   if (readsAsDecimalText(type)) {
     // One text on every engine: 18.16 writes the scale's trailing zeros ("7.0000000000"), chDB not.
-    const one = (v: unknown): unknown => (typeof v === "string" ? v.replace(/(\.\d*?)0+$/, "$1").replace(/\.$/, "").replace(/^-0$/, "0") : v);
+    const one = (v: unknown): unknown => (typeof v === "string" ? trimmedDecimal(v) : v);
     return (value) => deep(value, arrays, one);
   }
   if (!WIDE_INTEGER.test(base)) return null;
