@@ -37,15 +37,10 @@ export interface CliStreams {
   color?: boolean;
 }
 
-/** Set when standard output's reader went away (main.ts keeps the EPIPE from crashing the process). */
-let stdoutClosed = false;
-process.stdout.on("error", (error: NodeJS.ErrnoException) => {
-  if (error.code === "EPIPE") stdoutClosed = true;
-});
-
 const defaultStreams: CliStreams = {
   out: (text) => process.stdout.write(text + "\n"),
-  outClosed: () => stdoutClosed,
+  // The stream keeps the EPIPE it failed with (main.ts keeps that error from crashing the process).
+  outClosed: () => (process.stdout.errored as NodeJS.ErrnoException | null)?.code === "EPIPE",
   // A progress line that redraws itself ends without a newline.
   err: (text) => process.stderr.write(text.startsWith("\r") ? text : text + "\n"),
   isTty: Boolean(process.stderr.isTTY),

@@ -9,15 +9,16 @@ import { Transform, type TransformCallback } from "node:stream";
 
 const NULL = "\\N";
 
-/**
- * A stream that passes a delimited file through, writing `\N` into each empty unquoted field of a
- * column marked nullable (the header line is left as it is). CSV quoting ("a,b", "" inside quotes),
- * TSV's backslash escapes (a line feed after a backslash is part of the field) and CRLF line ends
- * are understood; a quoted empty CSV field ("") stays an empty text.
- */
 /** A column's check of one field's text (unquoted; TSV escapes as written); throws to refuse it, naming the column. */
 export type FieldCheck = ((text: string) => void) | null;
 
+/**
+ * A stream that passes a delimited file through, writing `\N` into each empty unquoted field of a
+ * column marked nullable (the header line is left as it is), and running each column's check on
+ * its fields (the stream fails with the first refusal, naming its row). CSV quoting ("a,b", ""
+ * inside quotes), TSV's backslash escapes (a line feed after a backslash is part of the field) and
+ * CRLF line ends are understood; a quoted empty CSV field ("") stays an empty text.
+ */
 export function nullEmptyFields(nullable: readonly boolean[], delimiter: "," | "\t", checks: readonly FieldCheck[] = []): Transform {
   const decoder = new StringDecoder("utf8");
   const quoting = delimiter === ",";

@@ -106,7 +106,7 @@ export async function buildHttpApp(
     if (problem.status < 500) refusals.note(problem.status, problem.code, request.method, routeLabel(request));
     // A 5xx the service chose (503 worker_spawn_failed, a store that went away) is the operator's
     // to see, as every other 5xx is (a defect's 500 was logged with its stack by problemFor).
-    else if (isServiceError(error)) service.log.error(`${request.method} ${routeLabel(request) === "unmatched" ? request.url : routeLabel(request)}: ${problem.status} ${problem.code}: ${problem.detail}`, { status: problem.status, code: problem.code });
+    else if (isServiceError(error)) service.log.error(`${request.method} ${request.routeOptions.url ? routeLabel(request) : request.url}: ${problem.status} ${problem.code}: ${problem.detail}`, { status: problem.status, code: problem.code });
     return sendProblem(reply, problem);
   });
 
