@@ -359,13 +359,19 @@ describe("local start keeps its files private", () => {
   });
 });
 
-describe("local start after a kill -9", () => {
-  const home = mkdtempSync(join(tmpdir(), "jobhouse-restart-"));
-  const serverEnv = { ...process.env, SERVICE_HOME: home, SERVICE_API_TOKEN: "", SERVICE_SQL_URL: "", SERVICE_CH_URL: "", SERVICE_WORKER_TIMEOUT: "60" };
-  const servers: ChildProcess[] = [];
+/** A fresh local-mode home, and the processes a suite starts in it, killed when the suite ends. */
+function localHome(prefix: string, extra: Record<string, string> = {}) {
+  const home = mkdtempSync(join(tmpdir(), prefix));
+  const env = { ...process.env, SERVICE_HOME: home, SERVICE_API_TOKEN: "", SERVICE_SQL_URL: "", SERVICE_CH_URL: "", ...extra };
+  const processes: ChildProcess[] = [];
   afterAll(() => {
-    for (const server of servers) if (server.exitCode === null) server.kill("SIGKILL");
+    for (const child of processes) if (child.exitCode === null) child.kill("SIGKILL");
   });
+  return { home, env, processes };
+}
+
+describe("local start after a kill -9", () => {
+  const { env: serverEnv, processes: servers } = localHome("jobhouse-restart-", { SERVICE_WORKER_TIMEOUT: "60" });
 
   it("retries the interrupted tasks at once, without waiting for the worker timeout", async () => {
     const first = await spawnLocalServer(serverEnv);
@@ -404,12 +410,7 @@ describe("local start after a kill -9", () => {
 // Found by trying the product: a first user who ran a job from the CLI (in-process, no server)
 // before the first `local start` never got the examples, which the README promises a fresh home.
 describe("local start after the CLI ran a job in-process", () => {
-  const home = mkdtempSync(join(tmpdir(), "jobhouse-cli-first-"));
-  const serverEnv = { ...process.env, SERVICE_HOME: home, SERVICE_API_TOKEN: "", SERVICE_SQL_URL: "", SERVICE_CH_URL: "" };
-  const servers: ChildProcess[] = [];
-  afterAll(() => {
-    for (const server of servers) if (server.exitCode === null) server.kill("SIGKILL");
-  });
+  const { home, env: serverEnv, processes: servers } = localHome("jobhouse-cli-first-");
 
   it("registers the examples once, on the first server start", async () => {
     const ran = spawnSync(process.execPath, [BIN, "run-job", "test/fixtures/jobs.ts:hello", "--json"], { env: serverEnv, encoding: "utf8" });
@@ -428,12 +429,7 @@ describe("local start after the CLI ran a job in-process", () => {
 // Found by trying the product: with the server killed, `run-job --wait` waited without a word for
 // a job nothing ran, and looked hung.
 describe("run-job --wait when the server goes away", () => {
-  const home = mkdtempSync(join(tmpdir(), "jobhouse-gone-"));
-  const serverEnv = { ...process.env, SERVICE_HOME: home, SERVICE_API_TOKEN: "", SERVICE_SQL_URL: "", SERVICE_CH_URL: "", SERVICE_WORKER_TIMEOUT: "60" };
-  const processes: ChildProcess[] = [];
-  afterAll(() => {
-    for (const child of processes) if (child.exitCode === null) child.kill("SIGKILL");
-  });
+  const { env: serverEnv, processes } = localHome("jobhouse-gone-", { SERVICE_WORKER_TIMEOUT: "60" });
 
   it("says the server stopped answering, and goes on with the job when a server runs again", async () => {
     const first = await spawnLocalServer(serverEnv);
@@ -462,12 +458,7 @@ describe("run-job --wait when the server goes away", () => {
 // Found by trying the product: Ctrl-C on a `run-job --wait` that ran the job in-process left an
 // ACTIVE worker and a RUNNING task, failed as lost at the next start.
 describe("run-job --wait interrupted while it runs the job itself", () => {
-  const home = mkdtempSync(join(tmpdir(), "jobhouse-interrupt-"));
-  const env = { ...process.env, SERVICE_HOME: home, SERVICE_API_TOKEN: "", SERVICE_SQL_URL: "", SERVICE_CH_URL: "" };
-  const processes: ChildProcess[] = [];
-  afterAll(() => {
-    for (const child of processes) if (child.exitCode === null) child.kill("SIGKILL");
-  });
+  const { env, processes } = localHome("jobhouse-interrupt-");
 
   it("stops its worker, and the running task ends as an attempt interrupted by a stop", async () => {
     const waiting = spawn(process.execPath, [BIN, "run-job", "test/fixtures/jobs.ts:sleepy", "--kwargs", '{"ms":60000}', "--wait"], { env, stdio: ["ignore", "pipe", "pipe"] });
