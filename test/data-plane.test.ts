@@ -117,6 +117,16 @@ forEachBackend("data plane", (backend) => {
       ["west", null, "cy"],
     ]);
     expect(await (await sales.join(regions, { on: "region", how: "outer" })).count()).toBe(5);
+    // A NULL key matches nothing, on either side, and every join that keeps a side's unmatched rows
+    // keeps its NULL-key rows too (ClickHouse 18.16 dropped the right side's from right and full).
+    const lefty = await create({ k: [1, null, 2], a: ["l1", "lnull", "l2"] });
+    const righty = await create({ k: [1, null, 3], b: ["r1", "rnull", "r3"] });
+    const joined = async (how: "inner" | "left" | "right" | "full") =>
+      (await (await lefty.join(righty, { on: "k", how })).rows()).map((r) => `${r.k}:${r.a}:${r.b}`).sort();
+    expect(await joined("inner")).toEqual(["1:l1:r1"]);
+    expect(await joined("left")).toEqual(["1:l1:r1", "2:l2:null", "null:lnull:null"]);
+    expect(await joined("right")).toEqual(["1:l1:r1", "3:null:r3", "null:null:rnull"]);
+    expect(await joined("full")).toEqual(["1:l1:r1", "2:l2:null", "3:null:r3", "null:lnull:null", "null:null:rnull"]);
     await expect(sales.join(regions, { on: "region", how: "cross" as never })).rejects.toThrow(/join how must be inner, left, right or full \(outer\), got "cross"/);
     const both = await sales.union(sales);
     expect(await both.count()).toBe(8);

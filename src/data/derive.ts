@@ -147,8 +147,17 @@ export function join(left: Source, right: Source, on: string[], how: JoinKind, s
   const lineage: ColumnLineage = sameColumns(left.columns);
   for (const key of on) lineage[key] = [[0, key], [1, key]];
   for (const [c, as] of renamed) lineage[as] = [[1, c]];
+  const keys = columnsOf(on);
+  if (kind === "INNER" || kind === "LEFT") {
+    return { select: sql`SELECT ${columnsOf(outputs)} FROM (SELECT * FROM ${left.ref}) AS l ALL ${raw(kind)} JOIN (SELECT ${rightSelect} FROM ${right.ref}) AS r USING ${keys}`, lineage };
+  }
+  // A right-side row with a NULL key matches nothing but must be kept. ClickHouse 18.16 drops it
+  // from RIGHT and FULL joins (newer releases keep it), so those rows take the other way in: the
+  // join reads the right side's rows whose keys are all set, and the rest follow, joined as the
+  // left side of a LEFT join (which keeps NULL keys on every release) with no rows to match.
+  const anyKeyNull = raw(on.map((k) => `isNull(${ident(k).text})`).join(" OR "));
   return {
-    select: sql`SELECT ${columnsOf(outputs)} FROM (SELECT * FROM ${left.ref}) AS l ALL ${raw(kind)} JOIN (SELECT ${rightSelect} FROM ${right.ref}) AS r USING ${columnsOf(on)}`,
+    select: sql`SELECT ${columnsOf(outputs)} FROM (SELECT * FROM ${left.ref}) AS l ALL ${raw(kind)} JOIN (SELECT ${rightSelect} FROM ${right.ref} WHERE NOT (${anyKeyNull})) AS r USING ${keys} UNION ALL SELECT ${columnsOf(outputs)} FROM (SELECT ${rightSelect} FROM ${right.ref} WHERE ${anyKeyNull}) AS r ALL LEFT JOIN (SELECT * FROM ${left.ref} WHERE 0) AS l USING ${keys}`,
     lineage,
   };
 }
