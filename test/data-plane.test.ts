@@ -383,8 +383,22 @@ forEachBackend("data plane", (backend) => {
     // Read once: its columns are known, so the next read goes straight to the table.
     expect(await obj.rows()).toEqual([{ x: 1 }]);
     expect((await h.http("DELETE", "/api/v0/objects/deleted_mid_read")).status).toBe(204);
-    await expect(obj.rows()).rejects.toThrow(/^data object "deleted_mid_read" was deleted while it was being read$/);
-    await expect(obj.count()).rejects.toThrow(/was deleted while it was being read/);
+    await expect(obj.rows()).rejects.toThrow(/^data object "deleted_mid_read" was deleted$/);
+    await expect(obj.count()).rejects.toThrow(/was deleted$/);
+  });
+
+  it("refuses a handle taken before its object was replaced: it would read the new version's rows as its own", async () => {
+    const before = await create({ x: [1, 2] }, { name: "replaced_handle", scope: "global" });
+    expect(await before.count()).toBe(2);
+    const after = await create({ x: [7], y: ["new"] }, { name: "replaced_handle", scope: "global", replace: true });
+    const stale = /^data object "replaced_handle" was replaced since this handle to it was taken: find it again/;
+    await expect(before.rows()).rejects.toThrow(stale);
+    await expect(before.count()).rejects.toThrow(stale);
+    await expect(before.filter("x > 0")).rejects.toThrow(stale);
+    await expect(before.insert([{ x: 3 }])).rejects.toThrow(stale);
+    expect(await after.rows()).toEqual([{ x: 7, y: "new" }]);
+    const derived = await after.filter("x > 0");
+    expect((await detail(derived.name)).lineage_summary.upstream_objects.map((o) => o.id)).toEqual([String(after.record.id)]);
   });
 
   it("reads the epoch back as 1970 on both engines (ClickHouse 18.16 writes it as its zero date)", async () => {

@@ -7,7 +7,7 @@ import * as derivations from "../data/derive.js";
 import { type Sql, raw, sql } from "../data/sql.js";
 import { invalid } from "../core/errors.js";
 import type { ChainNode, DeriveStep } from "./data-plane.js";
-import { type ColumnList, type DataScope, type ObjectRecord, describeColumns, qualified, sourceOf } from "./object-registry.js";
+import { type ColumnList, type DataScope, type ObjectRecord, checkCurrent, describeColumns, qualified, sourceOf } from "./object-registry.js";
 import type { ReadSource } from "./tables.js";
 
 /** A chain ready to run: its SELECT, what it reads, and what each column comes from. */
@@ -78,6 +78,7 @@ export async function compileChain(ds: DataScope, node: ChainNode): Promise<Comp
     if ("object" in current) {
       let index = leaves.findIndex((leaf) => leaf.id === current.object.id);
       if (index < 0) index = leaves.push(current.object) - 1;
+      await checkCurrent(ds, current.object);
       const source = await sourceOf(ds, current.object);
       return { source, sortSql: current.object.sortSql, origin: Object.fromEntries(source.columns.map((c) => [c, [[index, c]]])) };
     }
@@ -149,6 +150,7 @@ export async function explainChainFailure(ds: DataScope, chain: CompiledChain, e
 export async function readSourceOf(ds: DataScope, node: ChainNode): Promise<ReadSource & { chain?: CompiledChain }> {
   if ("object" in node) {
     const record = node.object;
+    await checkCurrent(ds, record);
     return { from: qualified(ds, record.table), sortSql: record.sortSql, columns: () => describeColumns(ds, record) };
   }
   const chain = await compileChain(ds, node);

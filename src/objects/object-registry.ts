@@ -262,6 +262,23 @@ export async function wasDeleted(ds: DataScope, record: ObjectRecord): Promise<S
   return row ? undefined : notFound(`data object "${record.name}" was deleted while it was being read`);
 }
 
+/**
+ * Refuses a handle whose object is gone: deleted, or replaced since the handle was taken (a job or
+ * global object keeps its table's name, so the table now holds another version's rows, which a read
+ * would take for this version's and lineage would credit to the dropped one).
+ */
+export async function checkCurrent(ds: DataScope, record: ObjectRecord): Promise<void> {
+  const row = await ds.db.selectFrom("data_objects").select("id").where("id", "=", record.id).executeTakeFirst();
+  if (row) return;
+  columnCache.delete(record.id);
+  const successor = await findObjectByTable(ds.db, record.table);
+  throw notFound(
+    successor
+      ? `data object "${record.name}" was replaced since this handle to it was taken: find it again to use its new version`
+      : `data object "${record.name}" was deleted`,
+  );
+}
+
 /** The columns of an object's table, in order. */
 export async function describeColumns(ds: DataScope, record: ObjectRecord): Promise<ColumnList> {
   const cached = columnCache.get(record.id);

@@ -15,6 +15,7 @@ import {
   type DataScope,
   type ObjectRecord,
   type Placement,
+  checkCurrent,
   describeColumns,
   placeObject,
   qualified,
@@ -137,10 +138,12 @@ export async function createFromQuery(ds: DataScope, query: string, objects: Rec
     )
     .join("");
   if (/;\s*\S/.test(text.replace(/'(?:[^'\\]|\\.)*'/g, "''"))) throw invalid("a query is one SELECT statement");
+  for (const input of inputs) await checkCurrent(ds, input);
   return derive(ds, "query", inputs, { select: raw(text), lineage: {} }, placement);
 }
 
 export async function insertRows(ds: DataScope, record: ObjectRecord, rows: readonly Record<string, unknown>[]): Promise<number> {
+  await checkCurrent(ds, record);
   const columns = await describeColumns(ds, record);
   const types = new Map(columns.map((c) => [c.name, c.type]));
   const prepared = rows.map((row, index) => {
