@@ -135,6 +135,11 @@ forEachBackend("data plane", (backend) => {
     expect((await (await sales.distinct(["product"])).rows()).map((r) => r.product).sort()).toEqual(["a", "b"]);
     expect(await sales.scalar("sum(amount)")).toBe(80);
     expect(await sales.scalar("uniqExact(region)")).toBe(3);
+    // One expression per value: a list would make two columns, the first unnamed.
+    await expect(sales.scalar("sum(amount), count()")).rejects.toThrow(/expression "sum\(amount\), count\(\)" is a list/);
+    await expect(sales.select({ both: "region, amount" })).rejects.toThrow(/is a list/);
+    await expect(sales.groupBy("region").agg({ n: "count(), sum(amount)" })).rejects.toThrow(/is a list/);
+    expect(await sales.scalar("length([1, 2, 3]) + tupleElement((1, 2), 2)")).toBe(5);
     // An output named as an input column does not shadow it in the other expressions (an alias is
     // visible in its whole SELECT), and a column named like scalar's own aliases reads as itself.
     const renamed = await (await sales.filter("region = 'east'")).select({ amount: "amount * 2", plus_one: "amount + 1" });

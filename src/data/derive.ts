@@ -40,8 +40,10 @@ export function checkExpression(expression: string): Sql {
   if (/;|--|\/\*/.test(structure)) throw new TypeError(`expression "${expression}" may not contain ';' or comments`);
   let depth = 0;
   for (const ch of structure) {
-    depth += ch === "(" ? 1 : ch === ")" ? -1 : 0;
+    depth += ch === "(" || ch === "[" ? 1 : ch === ")" || ch === "]" ? -1 : 0;
     if (depth < 0) throw new TypeError(`expression "${expression}" closes a parenthesis it did not open`);
+    // Two expressions would be two columns: the second takes the output's name, the first none.
+    if (depth === 0 && ch === ",") throw new TypeError(`expression "${expression}" is a list: give one expression (a tuple is written in parentheses)`);
   }
   if (depth !== 0) throw new TypeError(`expression "${expression}" leaves a parenthesis open`);
   return raw(expression);
