@@ -179,6 +179,10 @@ forEachBackend("CLI", (backend) => {
       expect(result.code, argv.join(" ")).toBe(0);
       expect(result.out).toMatch(/Usage: jobhouse/);
     }
+    // help of a subcommand is that subcommand's, not its group's.
+    const help = await h.cli("help", "job", "list");
+    expect(help.code).toBe(0);
+    expect(help.out).toMatch(/^Usage: jobhouse job list \[options\]/);
   });
 
   // Reported as skipped on the distributed backend, not as a pass that checked nothing.

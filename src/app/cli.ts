@@ -104,6 +104,14 @@ const credentialOf = (server: { secret?: string }): LocalCredential | undefined 
   server.secret ? { header: LOCAL_SECRET_HEADER, secret: server.secret } : undefined;
 
 /** Runs the CLI and returns its exit code (CONTRACT §7). */
+/**
+ * `help job list` as `job list --help`: commander's help command looks up one word, so it showed
+ * the `job` group's help for a subcommand.
+ */
+function helpAsOption(argv: string[]): string[] {
+  return argv[0] === "help" && argv.length > 2 && argv.slice(1).every((word) => !word.startsWith("-")) ? [...argv.slice(1), "--help"] : argv;
+}
+
 export async function runCli(argv: string[], options: CliOptions = {}): Promise<number> {
   const streams = options.streams ?? defaultStreams;
   let service: OpenedService | undefined;
@@ -192,7 +200,7 @@ export async function runCli(argv: string[], options: CliOptions = {}): Promise<
   for (const command of allCommands(program)) command.exitOverride().configureOutput(program.configureOutput());
 
   try {
-    await program.parseAsync(argv, { from: "user" });
+    await program.parseAsync(helpAsOption(argv), { from: "user" });
     return exitCode;
   } catch (error) {
     return reportError(error, streams);
