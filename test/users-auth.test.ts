@@ -447,6 +447,73 @@ interface Pair {
       expect((await refresh(pair.refresh_token)).status).toBe(401);
       expect((await login("erin", "erin password")).status).toBe(200);
     });
+
+    it("a demoted or disabled admin's access token cannot change users: it would undo its own demotion", async () => {
+      await h.call("create_user", { username: "mallory", password: "mallory password", role: "admin" });
+      await h.call("create_user", { username: "mallet", password: "mallet password", role: "admin" });
+      const demoted = await tokens("mallory", "mallory password");
+      const disabled = await tokens("mallet", "mallet password");
+      await h.call("set_user_role", { ref: "mallory", role: "viewer" });
+      await h.call("disable_user", { ref: "mallet" });
+      for (const pair of [demoted, disabled]) {
+        const as = bearer(pair.access_token);
+        const attempts = [
+          await h.http("PUT", "/api/v0/users/mallory/role", { role: "admin" }, as),
+          await h.http("POST", "/api/v0/users/mallet/enable", {}, as),
+          await h.http("PUT", "/api/v0/users/mallory/password", { password: "taken over" }, as),
+          await h.http("POST", "/api/v0/users", { username: "sleeper", password: "sleeper password", role: "admin" }, as),
+          await h.http("POST", "/api/v0/users/root/disable", {}, as),
+        ];
+        for (const attempt of attempts) {
+          expect(attempt.status, attempt.text).toBe(403);
+          expect(attempt.body).toMatchObject({ code: "forbidden", detail: expect.stringMatching(/is no longer an enabled admin/) });
+        }
+      }
+      expect(await h.call("get_user", { ref: "mallory" })).toMatchObject({ role: "viewer", disabled: false });
+      expect(await h.call("get_user", { ref: "mallet" })).toMatchObject({ role: "admin", disabled: true });
+      expect(await h.call("get_user", { ref: "root" })).toMatchObject({ role: "admin", disabled: false });
+      await expect(h.call("get_user", { ref: "sleeper" })).rejects.toThrow(/no user is named "sleeper"/);
+      expect((await login("mallory", "mallory password")).status).toBe(200);
+      // Every other admin operation trusts the token's role until it expires (SPEC Scheme B rule 7).
+      expect((await h.http("POST", "/api/v0/registered-jobs/nowhere/enable", {}, bearer(demoted.access_token))).status).toBe(404);
+    });
+
+    it("a password change, a disable or a logout racing a refresh leaves no live session, and no 500", async () => {
+      const ends = {
+        passwd: (user: string) => h.http("PUT", `/api/v0/users/${user}/password`, { password: "a new password" }, bearer(rootToken)),
+        disable: (user: string) => h.http("POST", `/api/v0/users/${user}/disable`, {}, bearer(rootToken)),
+        logout: (_user: string, first: Pair) => h.http("POST", "/api/v0/auth/logout", { refresh_token: first.refresh_token }),
+      };
+      const rootToken = (await tokens("root", "root password")).access_token;
+      for (const [kind, end] of Object.entries(ends)) {
+        for (let round = 0; round < 4; round++) {
+          const user = `racer_${kind}_${round}`;
+          await h.call("create_user", { username: user, password: "racer password", role: "viewer" });
+          const first = await tokens(user, "racer password");
+          let current = first;
+          let ended = false;
+          let afterEnd: number | undefined;
+          // Refreshes one after another, each with the token the last one issued, until one that
+          // started after the end has answered.
+          const refreshing = (async () => {
+            for (let i = 0; i < 500 && afterEnd === undefined; i++) {
+              const startedAfterEnd = ended;
+              const answer = await refresh(current.refresh_token);
+              expect(answer.status, answer.text).not.toBe(500);
+              if (answer.status === 200) current = answer.body as Pair;
+              if (startedAfterEnd || answer.status !== 200) afterEnd = answer.status;
+            }
+          })();
+          await new Promise((resolve) => setTimeout(resolve, 2 + round * 3));
+          const answer = await end(user, first);
+          expect(answer.status, `${kind}: ${answer.text}`).toBeLessThan(300);
+          ended = true;
+          await refreshing;
+          expect(afterEnd, `${kind} round ${round}`).toBe(401);
+        }
+      }
+      expect(logged.filter((line) => /deadlock|unexpected error/.test(line))).toEqual([]);
+    });
   });
 
   it("keeps the open paths open", async () => {

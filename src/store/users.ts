@@ -6,6 +6,7 @@ import { sql } from "kysely";
 import { type Store, isPostgres } from "./db.js";
 import { decodeIdCursor, pageOf } from "./paging.js";
 import type { UserRow } from "./schema.js";
+import { revokeUserTokens } from "./refresh-tokens.js";
 
 export interface NewUser {
   id: bigint;
@@ -60,16 +61,43 @@ export async function listUsers(db: Store, limit: number, cursor?: string): Prom
 export type AdminGuardedChange = { role: "admin" | "viewer" } | { disabled: boolean };
 
 /**
- * Changes a user's role or disables them, unless that would leave no enabled admin: returns the
- * updated row, "last_admin", or undefined for no such user. On PostgreSQL the enabled admins' rows
- * are locked first, so of two demotions racing the second sees the first's outcome; on SQLite the
- * transaction begins IMMEDIATE (store/db.ts), which serializes them the same way.
+ * Takes the locks a change of users needs, in one order for all: every enabled admin's row and the
+ * rows of `targets`, by id (PostgreSQL; on SQLite the transaction begins IMMEDIATE, store/db.ts,
+ * which serializes it with every other). Two changes racing then run one after the other and see
+ * each other's outcome, and a refresh of a target's token (which locks its user's row before the
+ * tokens, see lockUser) either commits before the change revokes tokens or waits for it: never a
+ * deadlock, never a token issued behind a revocation's back. Whether `actorId` is an enabled admin
+ * now (an access token's role claim is trusted until it expires, but a demoted or disabled admin
+ * must not use its last minutes to undo that); null, no user acts (the CLI, Scheme A).
  */
-export async function changeUserGuarded(db: Store, id: bigint, change: AdminGuardedChange): Promise<UserRow | "last_admin" | undefined> {
+async function lockForUserChange(tx: Store, targets: bigint[], actorId: bigint | null): Promise<boolean> {
+  if (isPostgres(tx)) {
+    const ids = targets.length > 0 ? sql`OR id IN (${sql.join(targets)})` : sql``;
+    await sql`SELECT id FROM users WHERE (role = 'admin' AND disabled = false) ${ids} ORDER BY id FOR UPDATE`.execute(tx);
+  }
+  if (actorId === null) return true;
+  const actor = await tx.selectFrom("users").select(["role", "disabled"]).where("id", "=", actorId).executeTakeFirst();
+  return actor !== undefined && actor.role === "admin" && !actor.disabled;
+}
+
+/** Refused because the acting admin is one no longer (see lockForUserChange). */
+export const NOT_ADMIN = "not_admin" as const;
+
+/**
+ * Changes a user's role or disables them, unless that would leave no enabled admin: returns the
+ * updated row, "last_admin", NOT_ADMIN, or undefined for no such user. Disabling revokes the user's
+ * refresh tokens in the same transaction (`revokeTokensAtMs`).
+ */
+export async function changeUserGuarded(
+  db: Store,
+  id: bigint,
+  change: AdminGuardedChange,
+  guard: { actorId: bigint | null; revokeTokensAtMs?: number },
+): Promise<UserRow | "last_admin" | typeof NOT_ADMIN | undefined> {
   const set = "role" in change ? { role: change.role } : { disabled: change.disabled ? 1 : 0 };
   const losesAdmin = "role" in change ? change.role !== "admin" : change.disabled;
   return db.transaction().execute(async (tx) => {
-    if (isPostgres(tx)) await sql`SELECT id FROM users WHERE role = 'admin' AND disabled = false ORDER BY id FOR UPDATE`.execute(tx);
+    if (!(await lockForUserChange(tx, [id], guard.actorId))) return NOT_ADMIN;
     const target = await tx.selectFrom("users").selectAll().where("id", "=", id).executeTakeFirst();
     if (!target) return undefined;
     if (losesAdmin && target.role === "admin" && !target.disabled) {
@@ -82,11 +110,34 @@ export async function changeUserGuarded(db: Store, id: bigint, change: AdminGuar
         .executeTakeFirst();
       if (Number(others?.count ?? 0) === 0) return "last_admin";
     }
-    return tx.updateTable("users").set(set).where("id", "=", id).returningAll().executeTakeFirstOrThrow();
+    const updated = await tx.updateTable("users").set(set).where("id", "=", id).returningAll().executeTakeFirstOrThrow();
+    if (guard.revokeTokensAtMs !== undefined) await revokeUserTokens(tx, id, guard.revokeTokensAtMs);
+    return updated;
   });
 }
 
-export async function setPasswordHash(db: Store, id: bigint, passwordHash: string): Promise<boolean> {
-  const result = await db.updateTable("users").set({ password_hash: passwordHash }).where("id", "=", id).executeTakeFirst();
-  return Number(result.numUpdatedRows) > 0;
+/** Sets a user's password and revokes their refresh tokens, in one transaction: false for no such user. */
+export async function setPasswordGuarded(db: Store, id: bigint, passwordHash: string, actorId: bigint | null, nowMs: number): Promise<boolean | typeof NOT_ADMIN> {
+  return db.transaction().execute(async (tx) => {
+    if (!(await lockForUserChange(tx, [id], actorId))) return NOT_ADMIN;
+    const result = await tx.updateTable("users").set({ password_hash: passwordHash }).where("id", "=", id).executeTakeFirst();
+    if (Number(result.numUpdatedRows) === 0) return false;
+    await revokeUserTokens(tx, id, nowMs);
+    return true;
+  });
+}
+
+/** insertUser by an admin who must still be one (see lockForUserChange). */
+export async function insertUserGuarded(db: Store, u: NewUser, actorId: bigint | null): Promise<boolean | typeof NOT_ADMIN> {
+  return db.transaction().execute(async (tx) => ((await lockForUserChange(tx, [], actorId)) ? insertUser(tx, u) : NOT_ADMIN));
+}
+
+/**
+ * A user's row, locked until the transaction ends (PostgreSQL; SQLite's transaction holds the whole
+ * store). A refresh and a logout take it before touching the user's tokens, as every change of
+ * users does (lockForUserChange), so a revocation never misses a token a refresh is issuing.
+ */
+export async function lockUser(tx: Store, id: bigint): Promise<UserRow | undefined> {
+  const query = tx.selectFrom("users").selectAll().where("id", "=", id);
+  return (isPostgres(tx) ? query.forUpdate() : query).executeTakeFirst();
 }

@@ -10,7 +10,7 @@ import { LOGIN_FAILURE_WINDOW_MS, clearLoginFailures, reserveLoginAttempt } from
 import { consumeRefreshToken, findRefreshToken, insertRefreshToken, revokeChain } from "../../store/refresh-tokens.js";
 import type { Store } from "../../store/db.js";
 import type { UserRow } from "../../store/schema.js";
-import { findUserById, findUserByName } from "../../store/users.js";
+import { findUserByName, lockUser } from "../../store/users.js";
 import type { ServiceContext } from "../context.js";
 
 /** CONTRACT §8: 10 failed logins for one username within 15 minutes, then 429 until the window passes. */
@@ -59,28 +59,33 @@ async function refuseWhileThrottled(db: Store, id: bigint, username: string, now
 /**
  * Consumes a live refresh token and issues a new pair in its chain, re-reading the user's role and
  * disabled flag. A token already consumed is reuse, the sign of a stolen token: its whole chain is
- * revoked. Of concurrent refreshes with one token exactly one wins (a guarded update).
+ * revoked. Of concurrent refreshes with one token exactly one is issued a pair, and the others are
+ * reuse (CONTRACT §8). The user's row is locked first, as every revocation locks it (lockUser): a
+ * password change, a disable or a logout either sees the token this issues or refuses this refresh.
  */
 export async function refresh(ctx: ServiceContext, refreshToken: string): Promise<TokenPair> {
   const secret = requireUsersScheme(ctx.config);
   const now = ctx.clock.now();
   const tokenHash = hashRefreshSecret(refreshToken);
-  const outcome = await ctx.db.transaction().execute(async (tx) => {
-    const consumed = await consumeRefreshToken(tx, tokenHash, now);
-    if (!consumed) return { kind: "refused" as const };
-    const user = await findUserById(tx, consumed.user_id);
-    if (!user || user.disabled) {
-      await revokeChain(tx, consumed.chain_id, now);
-      return { kind: "refused" as const };
-    }
-    return { kind: "issued" as const, pair: await issuePair({ ...ctx, db: tx }, secret, user, consumed.chain_id, now) };
-  });
-  if (outcome.kind === "issued") return outcome.pair;
   const known = await findRefreshToken(ctx.db, tokenHash);
-  if (known?.rotated_at != null) {
-    const revoked = await revokeChain(ctx.db, known.chain_id, now);
-    ctx.log.warn(`a used refresh token of user ${known.user_id} was presented again: its login chain is revoked (${revoked} token(s))`);
-  }
+  const outcome = !known
+    ? ({ kind: "refused" } as const)
+    : await ctx.db.transaction().execute(async (tx) => {
+        const user = await lockUser(tx, known.user_id);
+        const consumed = await consumeRefreshToken(tx, tokenHash, now);
+        if (!consumed) {
+          const current = await findRefreshToken(tx, tokenHash);
+          if (current?.rotated_at == null) return { kind: "refused" as const };
+          return { kind: "reused" as const, revoked: await revokeChain(tx, current.chain_id, now) };
+        }
+        if (!user || user.disabled) {
+          await revokeChain(tx, consumed.chain_id, now);
+          return { kind: "refused" as const };
+        }
+        return { kind: "issued" as const, pair: await issuePair({ ...ctx, db: tx }, secret, user, consumed.chain_id, now) };
+      });
+  if (outcome.kind === "issued") return outcome.pair;
+  if (outcome.kind === "reused") ctx.log.warn(`a used refresh token of user ${known!.user_id} was presented again: its login chain is revoked (${outcome.revoked} token(s))`);
   throw unauthorized("refresh token is not valid (unknown, expired, used or revoked): log in again");
 }
 
@@ -88,7 +93,12 @@ export async function refresh(ctx: ServiceContext, refreshToken: string): Promis
 export async function logout(ctx: ServiceContext, refreshToken: string): Promise<void> {
   requireUsersScheme(ctx.config);
   const known = await findRefreshToken(ctx.db, hashRefreshSecret(refreshToken));
-  if (known) await revokeChain(ctx.db, known.chain_id, ctx.clock.now());
+  if (!known) return;
+  // Under the user's lock (see refresh): a refresh in flight commits first, and its token is revoked too.
+  await ctx.db.transaction().execute(async (tx) => {
+    await lockUser(tx, known.user_id);
+    await revokeChain(tx, known.chain_id, ctx.clock.now());
+  });
 }
 
 /** A new access token and a refresh token in `chain` (a login starts one: its first token's id). */

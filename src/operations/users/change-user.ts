@@ -5,17 +5,20 @@
 
 import { conflict, notFound } from "../../core/errors.js";
 import { SetRoleRequest, UserRefInput, UserView } from "../../models/auth.js";
-import { revokeUserTokens } from "../../store/refresh-tokens.js";
-import { type AdminGuardedChange, changeUserGuarded } from "../../store/users.js";
-import type { Store } from "../../store/db.js";
+import { type AdminGuardedChange, NOT_ADMIN, changeUserGuarded } from "../../store/users.js";
+import type { OperationContext } from "../context.js";
 import { defineOperation } from "../define.js";
 import { requireUser } from "../lookups.js";
 import { toUserView } from "../views.js";
+import { actingAdminId, noLongerAdmin } from "./acting-admin.js";
 
-async function change(db: Store, ref: string, what: AdminGuardedChange) {
-  const user = await requireUser(db, ref);
-  const changed = await changeUserGuarded(db, user.id, what);
+/** Disabling revokes the user's refresh tokens in the same transaction. */
+async function change(ctx: OperationContext, ref: string, what: AdminGuardedChange) {
+  const user = await requireUser(ctx.db, ref);
+  const revokeTokensAtMs = "disabled" in what && what.disabled ? ctx.clock.now() : undefined;
+  const changed = await changeUserGuarded(ctx.db, user.id, what, { actorId: actingAdminId(ctx), revokeTokensAtMs });
   if (changed === undefined) throw notFound(`user ${ref} does not exist`);
+  if (changed === NOT_ADMIN) throw noLongerAdmin(ctx);
   if (changed === "last_admin") throw conflict(`${user.username} is the last enabled admin: make another admin first`, "last_admin");
   return changed;
 }
@@ -30,8 +33,8 @@ export const setUserRole = defineOperation({
   output: UserView,
   http: { method: "PUT", path: "/users/:ref/role", errors: [404] },
   cli: { command: "user set-role <ref>", examples: ["jobhouse user set-role alice --role admin"], confirm: (u: { username: string; role: string }) => `${u.username} is now ${u.role}` },
-  async handler({ ref, role }, { db }) {
-    return toUserView(await change(db, ref, { role }));
+  async handler({ ref, role }, ctx) {
+    return toUserView(await change(ctx, ref, { role }));
   },
 });
 
@@ -45,10 +48,8 @@ export const disableUser = defineOperation({
   output: UserView,
   http: { method: "POST", path: "/users/:ref/disable", errors: [404] },
   cli: { command: "user disable <ref>", examples: ["jobhouse user disable alice"], confirm: (u: { username: string }) => `Disabled ${u.username}` },
-  async handler({ ref }, { db, clock }) {
-    const user = await change(db, ref, { disabled: true });
-    await revokeUserTokens(db, user.id, clock.now());
-    return toUserView(user);
+  async handler({ ref }, ctx) {
+    return toUserView(await change(ctx, ref, { disabled: true }));
   },
 });
 
@@ -63,7 +64,7 @@ export const enableUser = defineOperation({
   output: UserView,
   http: { method: "POST", path: "/users/:ref/enable", errors: [404] },
   cli: { command: "user enable <ref>", examples: ["jobhouse user enable alice"], confirm: (u: { username: string }) => `Enabled ${u.username}` },
-  async handler({ ref }, { db }) {
-    return toUserView(await change(db, ref, { disabled: false }));
+  async handler({ ref }, ctx) {
+    return toUserView(await change(ctx, ref, { disabled: false }));
   },
 });

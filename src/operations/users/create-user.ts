@@ -4,10 +4,11 @@
 import { conflict } from "../../core/errors.js";
 import { checkPasswordRules, hashPassword } from "../../core/passwords.js";
 import { CreateUserRequest, UserView } from "../../models/auth.js";
-import { findUserById, insertUser } from "../../store/users.js";
+import { NOT_ADMIN, findUserById, insertUserGuarded } from "../../store/users.js";
 import { defineOperation } from "../define.js";
 import { API_PREFIX } from "../paths.js";
 import { toUserView } from "../views.js";
+import { actingAdminId, noLongerAdmin } from "./acting-admin.js";
 
 export const createUser = defineOperation({
   name: "create_user",
@@ -19,12 +20,12 @@ export const createUser = defineOperation({
   output: UserView,
   http: { method: "POST", path: "/users", status: 201, location: (u: { id: string }) => `${API_PREFIX}/users/${u.id}` },
   cli: { command: "user create", examples: ["jobhouse user create --username alice --role viewer   # reads the password from standard input"], stdin: "password", confirm: (u: { username: string; role: string }) => `Created ${u.role} ${u.username}` },
-  async handler({ username, password, role }, { db, ids, clock }) {
+  async handler({ username, password, role }, ctx) {
     checkPasswordRules(password);
-    const id = ids.next();
-    if (!(await insertUser(db, { id, username, passwordHash: await hashPassword(password), role, nowMs: clock.now() }))) {
-      throw conflict(`a user is already named "${username}"`, "name_taken");
-    }
-    return toUserView((await findUserById(db, id))!);
+    const id = ctx.ids.next();
+    const inserted = await insertUserGuarded(ctx.db, { id, username, passwordHash: await hashPassword(password), role, nowMs: ctx.clock.now() }, actingAdminId(ctx));
+    if (inserted === NOT_ADMIN) throw noLongerAdmin(ctx);
+    if (!inserted) throw conflict(`a user is already named "${username}"`, "name_taken");
+    return toUserView((await findUserById(ctx.db, id))!);
   },
 });
