@@ -2,12 +2,13 @@
 // promise chain or exhausts its heap fails its own attempt, while the server keeps answering and
 // the worker keeps running other tasks. Module checks (run_job, register_job) run in threads too.
 
-import { existsSync, mkdtempSync, readdirSync, readlinkSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, readdirSync, readlinkSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { EngineRuntime } from "../src/app/engine-runtime.js";
 import type { JobDetail } from "../src/models/jobs.js";
+import { createLogger } from "../src/core/log.js";
 import { forEachBackend } from "./support/backends.js";
 import { waitFor, waitForJob, withEngine } from "./support/engine.js";
 import { type Harness, startHarness } from "./support/harness.js";
@@ -31,10 +32,11 @@ async function run(h: Harness, name: string): Promise<JobDetail> {
 }
 
 forEachBackend("task isolation", (backend) => {
+  const logged: string[] = [];
   let h: Harness;
   let engine: EngineRuntime;
   beforeAll(async () => {
-    h = await startHarness(backend, { SERVICE_TASK_MEMORY_MB: "96", SERVICE_MODULE_LOAD_TIMEOUT: "2" });
+    h = await startHarness(backend, { SERVICE_TASK_MEMORY_MB: "96", SERVICE_MODULE_LOAD_TIMEOUT: "2" }, { log: createLogger("info", (line) => void logged.push(line)) });
     engine = await withEngine(h, 2);
   });
   afterAll(async () => {
@@ -77,6 +79,18 @@ forEachBackend("task isolation", (backend) => {
     const job = await run(h, hostile("throwLaterJob"));
     expect(job.status).toBe("FAILED");
     expect(job.tasks.find((t) => t.name === "throw_later")!.error).toMatch(/outside its promise chain: thrown from a timer/);
+  });
+
+  it("work a task left running neither fails nor writes into the next task on its thread", async () => {
+    for (let round = 0; round < 2; round++) {
+      const job = await run(h, hostile("leftoversJob"));
+      expect(job.status, JSON.stringify(job.tasks.map((t) => [t.name, t.status, t.error]))).toBe("COMPLETED");
+      const slow = job.tasks.find((t) => t.name === "slow_neighbour")!;
+      const { log_path: logPath } = (await h.call("get_task", { id: slow.id })) as { log_path: string };
+      expect(readFileSync(logPath, "utf8")).not.toMatch(/tick from an interval/);
+    }
+    await waitFor("the leftovers to be reported", async () => logged.some((line) => /task \d+ of job \d+ left work running that (wrote to its log|threw) .*its thread is replaced/.test(line)));
+    expect((await run(h, hostile("afterJob"))).status).toBe("COMPLETED");
   });
 
   it("fails a task that exceeds its memory limit", async () => {

@@ -42,7 +42,14 @@ export async function startEngine(service: OpenedService, options: EngineRuntime
     config: service.config,
     log: service.log,
     // Task code runs in threads, one per slot: the worker's concurrency is the pool's size.
-    threads: new ThreadPool(options.concurrency, service.threadOptions),
+    threads: new ThreadPool(options.concurrency, {
+      ...service.threadOptions,
+      onStray: ({ jobId, taskId, what }) =>
+        service.log.warn(`task ${taskId} of job ${jobId} left work running that ${what}: refused, and its thread is replaced once the task it runs now ends`, {
+          job_id: jobId,
+          task_id: taskId,
+        }),
+    }),
     changes: service.changes,
     cancelGraceMs: options.cancelGraceMs ?? GRACE_PERIOD_MS,
   };

@@ -8,7 +8,7 @@ import { systemClock } from "../core/clock.js";
 import { wireBuiltins } from "./builtins.js";
 import { remotePlane } from "../objects/data-plane.js";
 import type { TaskContext } from "./definitions.js";
-import { type Execution, executions, scheduleTask } from "./execution.js";
+import { type Execution, currentExecution, executions, scheduleTask } from "./execution.js";
 import { kwargsJsonSchema } from "./kwargs-schema.js";
 import { configureJobRoots, importsAttempted, loadedVersion, resolveJob, resolveTask, validateKwargs } from "./loader.js";
 import { toStoredJson } from "./references.js";
@@ -27,14 +27,12 @@ const post = (message: FromThread) => port.postMessage(message);
 
 let nextCallId = 1;
 const pendingCalls = new Map<number, { resolve(value: unknown): void; reject(error: Error): void }>();
-const plane = remotePlane(
-  (method, args) =>
-    new Promise((resolve, reject) => {
-      const callId = nextCallId++;
-      pendingCalls.set(callId, { resolve, reject });
-      post({ type: "data", callId, method, args });
-    }),
-);
+const callWorker = (method: string, args: unknown[]) =>
+  new Promise((resolve, reject) => {
+    const callId = nextCallId++;
+    pendingCalls.set(callId, { resolve, reject });
+    post({ type: "data", callId, method, args });
+  });
 
 function settleCall(reply: DataReply): void {
   const pending = pendingCalls.get(reply.callId);
@@ -48,9 +46,51 @@ function settleCall(reply: DataReply): void {
 /** The attempt running now: its signal, and the execution its abort listeners run in. */
 let running: { controller: AbortController; execution: Execution } | null = null;
 
+/**
+ * Work an attempt left running after it ended (a timer, an interval, a promise not awaited) runs on
+ * in this thread, in the attempt's own async context, while the thread runs other attempts, of any
+ * job. It may not write into their logs, use their data scope, or fail them: what it does is
+ * refused, the worker hears of it once per attempt (`stray`), and replaces the thread as soon as
+ * what runs now ends, which ends that work with it.
+ */
+const straysReported = new WeakSet<Execution>();
+function strayWork(execution: Execution, what: string): void {
+  if (straysReported.has(execution)) return;
+  straysReported.add(execution);
+  post({ type: "stray", taskId: execution.taskId, jobId: execution.jobId, what });
+}
+const isRunning = (execution: Execution) => running?.execution === execution;
+
+/**
+ * An error thrown outside every promise chain (a timer's callback, an unawaited rejection). The
+ * async context says whose code threw: the running attempt's fails it and ends the thread, as an
+ * uncaught error always did; a finished attempt's leftover work is reported as stray instead of
+ * failing whichever attempt happens to run now.
+ */
+function onUncaught(error: unknown): void {
+  const execution = currentExecution();
+  if (execution && !isRunning(execution)) {
+    strayWork(execution, `threw after its attempt ended: ${toErrorData(error).message}`);
+    return;
+  }
+  post({ type: "crash", error: toErrorData(error) });
+}
+process.on("uncaughtException", onUncaught);
+process.on("unhandledRejection", onUncaught);
+
 async function run(request: RunRequest): Promise<void> {
   const controller = new AbortController();
-  const write = (level: string, text: string) => post({ type: "log", level, text });
+  // Assigned below; the closures here run only once the attempt is under way.
+  let execution!: Execution;
+  const write = (level: string, text: string) => {
+    if (isRunning(execution)) post({ type: "log", level, text });
+    else strayWork(execution, "wrote to its log after its attempt ended");
+  };
+  const plane = remotePlane((method, args) => {
+    if (isRunning(execution)) return callWorker(method, args);
+    strayWork(execution, `called data operation ${method} after its attempt ended`);
+    return Promise.reject(new Error(`this task attempt has ended: work it left running may not call ${method}`));
+  });
   const context: TaskContext = {
     job_id: request.jobId.toString(),
     task_id: request.taskId.toString(),
@@ -58,7 +98,7 @@ async function run(request: RunRequest): Promise<void> {
     signal: controller.signal,
     log: taskLogger(write),
   };
-  const execution: Execution = {
+  execution = {
     jobId: request.jobId,
     taskId: request.taskId,
     context,

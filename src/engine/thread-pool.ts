@@ -3,7 +3,7 @@
 // worker's event loop (its API, heartbeats and other tasks). A thread runs one thing at a time.
 
 import { Worker } from "node:worker_threads";
-import { type DataCall, type FromThread, type InspectOutcome, type InspectRequest, type RunOutcome, type RunRequest, type ThreadSetup, type ToThread, toErrorData } from "./thread-protocol.js";
+import { type DataCall, type FromThread, type StrayWork, type InspectOutcome, type InspectRequest, type RunOutcome, type RunRequest, type ThreadSetup, type ToThread, toErrorData } from "./thread-protocol.js";
 
 const THREAD_ENTRY = new URL("../../bin/task-thread.mjs", import.meta.url);
 
@@ -14,6 +14,8 @@ export interface ThreadOptions {
   setup: ThreadSetup;
   /** Heap limit of each thread (SERVICE_TASK_MEMORY_MB). */
   memoryMb: number;
+  /** Told when an attempt's code runs on after the attempt ended (the thread is then replaced). */
+  onStray?: (stray: StrayWork) => void;
 }
 
 export interface RunHandlers {
@@ -36,6 +38,8 @@ export class TaskThread {
   private exchange: Exchange | null = null;
   private ended: Error | null = null;
   private terminating = false;
+  /** Work of an ended attempt runs on in this thread (see StrayWork): it takes no more tasks. */
+  private stray = false;
   /** Settles when the thread has booted (its loaders and the engine's modules are loaded). */
   readonly ready: Promise<void>;
   private markReady!: () => void;
@@ -48,7 +52,16 @@ export class TaskThread {
     });
     // An idle thread does not keep the process alive (a one-shot CLI run ends when its job does).
     this.worker.unref();
-    this.worker.on("message", (message: FromThread) => (message.type === "ready" ? this.markReady() : this.exchange?.onMessage(message)));
+    this.worker.on("message", (message: FromThread) => {
+      if (message.type === "ready") this.markReady();
+      else if (message.type === "stray") {
+        this.stray = true;
+        options.onStray?.(message);
+      } else if (message.type === "crash") {
+        this.end(new ThreadCrash(`task code threw outside its promise chain: ${message.error.message}`));
+        void this.terminate();
+      } else this.exchange?.onMessage(message);
+    });
     this.worker.on("error", (error: Error & { code?: string }) => {
       this.end(
         error.code === "ERR_WORKER_OUT_OF_MEMORY"
@@ -61,6 +74,11 @@ export class TaskThread {
 
   get alive(): boolean {
     return this.ended === null;
+  }
+
+  /** Alive and holding no leftover work: it may take another task. */
+  get reusable(): boolean {
+    return this.alive && !this.stray;
   }
 
   /** Runs one attempt; rejects with ThreadCrash when the thread dies first. */
@@ -161,7 +179,13 @@ export class ThreadPool {
 
   async acquire(): Promise<TaskThread> {
     if (this.closed) throw new Error("the task thread pool is closed");
-    const idle = this.idle.pop();
+    // A thread that died or took on leftover work while idle is replaced, not handed out.
+    let idle = this.idle.pop();
+    while (idle && !idle.reusable) {
+      this.all.delete(idle);
+      void idle.terminate();
+      idle = this.idle.pop() ?? this.spawn();
+    }
     if (idle) return idle;
     if (this.all.size < this.size) return this.spawn();
     return new Promise((resolve) => this.waiting.push(resolve));
@@ -172,7 +196,7 @@ export class ThreadPool {
    * once, so the next task does not wait for a thread to boot.
    */
   release(thread: TaskThread, reusable: boolean): void {
-    if (!reusable || !thread.alive || this.closed) {
+    if (!reusable || !thread.reusable || this.closed) {
       this.all.delete(thread);
       void thread.terminate();
       if (this.closed) return;

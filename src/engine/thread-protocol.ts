@@ -111,7 +111,21 @@ export interface DataCall {
   args: unknown[];
 }
 
-export type FromThread = RunOutcome | InspectOutcome | LogLine | DataCall | { type: "ready" } | { type: "retired" };
+/** Code of an attempt that has ended did something (see strayWork in task-thread.ts): replace the thread. */
+export interface StrayWork {
+  type: "stray";
+  jobId: bigint;
+  taskId: bigint;
+  what: string;
+}
+
+/** The running attempt's code threw outside its promise chain: the attempt fails and the thread ends. */
+export interface ThreadCrashReport {
+  type: "crash";
+  error: ErrorData;
+}
+
+export type FromThread = RunOutcome | InspectOutcome | LogLine | DataCall | StrayWork | ThreadCrashReport | { type: "ready" } | { type: "retired" };
 
 /** An error as it crosses between threads (a ServiceError keeps its kind and code). */
 export function toErrorData(error: unknown): ErrorData {
