@@ -80,8 +80,7 @@ process.on("unhandledRejection", onUncaught);
 
 async function run(request: RunRequest): Promise<void> {
   const controller = new AbortController();
-  // Assigned below; the closures here run only once the attempt is under way.
-  let execution!: Execution;
+  // `execution` is declared below; these closures run only once the attempt is under way.
   const write = (level: string, text: string) => {
     if (isRunning(execution)) post({ type: "log", level, text });
     else strayWork(execution, "wrote to its log after its attempt ended");
@@ -98,7 +97,7 @@ async function run(request: RunRequest): Promise<void> {
     signal: controller.signal,
     log: taskLogger(write),
   };
-  execution = {
+  const execution: Execution = {
     jobId: request.jobId,
     taskId: request.taskId,
     context,
