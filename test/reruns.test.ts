@@ -117,6 +117,18 @@ forEachBackend("re-runs from failure", (backend) => {
     rmSync(gate);
   });
 
+  it("hands a re-run the kwargs its run received: a schema's transform applies once", async () => {
+    const first = await runAndWait(h, "test/fixtures/rerun-jobs.ts:doubler", { n: 5 });
+    expect(first.result_ref).toBe(10);
+    for (const from of ["all", "failed"] as const) {
+      const again = (await h.call("run_job", { rerun_of: first.id, from })) as { id: string };
+      const rerun = await waitForJob(h, again.id);
+      expect(rerun.status).toBe("COMPLETED");
+      expect(rerun.kwargs).toEqual({ n: 10 });
+      expect(rerun.result_ref, from).toBe(10);
+    }
+  });
+
   it("refuses a re-run of a job that is missing or still running, and a run without a name", async () => {
     expect((await h.http("POST", "/api/v0/jobs:run", { rerun_of: "424242" })).status).toBe(404);
     const running = (await h.call("run_job", { name: "test/fixtures/jobs.ts:sleepy", kwargs: { ms: 3000 } })) as { id: string };

@@ -49,6 +49,11 @@ export interface PlanSource {
   registered?: RegisteredJobRow | null;
   /** The request's kwargs; a registration's defaults merge under them (shallow). */
   kwargs?: Record<string, unknown>;
+  /**
+   * The kwargs are a run's own, already through the job's schema (a re-run): they are used as
+   * they are, since a schema's transforms must not apply twice.
+   */
+  parsedKwargs?: boolean;
   runType: "MANUAL" | "SCHEDULED";
   /** The request's preservation mode, if it named one. */
   preservationMode?: PreservationModeName;
@@ -63,7 +68,7 @@ export async function planRun(jobs: JobInspector, config: Pick<Config, "defaultP
   const entrypoint = registered?.entrypoint ?? source.entrypoint!;
   const defaults = registered ? (JSON.parse(registered.defaults) as Record<string, unknown>) : {};
   const merged = { ...defaults, ...(source.kwargs ?? {}) };
-  const job = await jobs.inspect(entrypoint, merged);
+  const job = await jobs.inspect(entrypoint, source.parsedKwargs ? undefined : merged);
   return {
     name: registered?.name ?? job.name,
     entrypoint,

@@ -101,7 +101,9 @@ async function planRerun(of: bigint, from: "failed" | "all", { db, config, jobs 
   if (old.status === "PENDING" || old.status === "RUNNING") throw conflict(`job ${of} is still ${old.status}: re-run it once it has ended`, "job_not_finished");
   const plan = await planRun(jobs, config, {
     entrypoint: old.entrypoint,
+    // As that run received them (docs/RUNS.md): its schema's transforms applied once already.
     kwargs: fromStoredJson(old.kwargs) as Record<string, unknown>,
+    parsedKwargs: true,
     runType: "MANUAL",
     preservationMode: old.preservation_mode as PreservationModeName,
   });
