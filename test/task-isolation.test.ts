@@ -36,12 +36,15 @@ forEachBackend("task isolation", (backend) => {
   let h: Harness;
   let engine: EngineRuntime;
   beforeAll(async () => {
+    // Task threads copy the process's environment as they boot (read by the credentials test).
+    Object.assign(process.env, { SERVICE_ADMIN_PASSWORD: "an admin password", SERVICE_OPENLINEAGE_TOKEN: "a lineage token", SERVICE_JOB_NOTE: "visible" });
     h = await startHarness(backend, { SERVICE_TASK_MEMORY_MB: "96", SERVICE_MODULE_LOAD_TIMEOUT: "2" }, { log: createLogger("info", (line) => void logged.push(line)) });
     engine = await withEngine(h, 2);
   });
   afterAll(async () => {
     await engine?.stop();
     await h?.close();
+    for (const name of ["SERVICE_ADMIN_PASSWORD", "SERVICE_OPENLINEAGE_TOKEN", "SERVICE_JOB_NOTE"]) delete process.env[name];
   });
 
   it("times out a task that never yields while the server keeps answering", async () => {
@@ -91,6 +94,15 @@ forEachBackend("task isolation", (backend) => {
     }
     await waitFor("the leftovers to be reported", async () => logged.some((line) => /task \d+ of job \d+ left work running that (wrote to its log|threw) .*its thread is replaced/.test(line)));
     expect((await run(h, hostile("afterJob"))).status).toBe("COMPLETED");
+  });
+
+  it("keeps the service's credentials from task code, and the rest of the environment in reach", async () => {
+    const job = await run(h, hostile("environmentJob"));
+    expect(job.status).toBe("COMPLETED");
+    const seen = job.tasks.find((t) => t.name === "read_environment")!;
+    const { result_ref: env } = (await h.call("get_task", { id: seen.id })) as { result_ref: Record<string, string> };
+    expect(env.SERVICE_JOB_NOTE).toBe("visible");
+    for (const secret of ["SERVICE_ADMIN_PASSWORD", "SERVICE_OPENLINEAGE_TOKEN", "SERVICE_JWT_SECRET", "SERVICE_SQL_URL", "SERVICE_CH_URL", "SERVICE_API_TOKEN"]) expect(env).not.toHaveProperty(secret);
   });
 
   it("fails a task that exceeds its memory limit", async () => {
