@@ -31,7 +31,7 @@ export const detachedWorkerSpawner =
     const logPath = join(dir, `spawned-${Date.now()}-${process.pid}-${spawned++}.log`);
     const output = openSync(logPath, "a", PRIVATE_FILE_MODE);
     try {
-      const child = spawn(command, argv, { detached: true, stdio: ["ignore", output, output] });
+      const child = spawn(command, argv, { detached: true, stdio: ["ignore", output, output], env: workerEnv() });
       child.on("error", () => undefined);
       // A command that cannot run fails at once: no pid.
       if (child.pid === undefined) throw new Error(`${command} could not be started`);
@@ -41,6 +41,16 @@ export const detachedWorkerSpawner =
       closeSync(output);
     }
   };
+
+/**
+ * The server's environment without what only a server uses: a worker signs and checks no tokens,
+ * and its task code could read its process's environment (/proc/self/environ).
+ */
+function workerEnv(): NodeJS.ProcessEnv {
+  const env = { ...process.env };
+  for (const name of ["SERVICE_JWT_SECRET", "SERVICE_API_TOKEN", "SERVICE_ADMIN_PASSWORD"]) delete env[name];
+  return env;
+}
 
 /** A path that is missing or not executable, said with why (spawn itself only reports it later). */
 function refuseUnrunnable(command: string): void {
