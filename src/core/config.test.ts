@@ -38,6 +38,9 @@ describe("loadConfig", () => {
     expect(() => loadConfig({ SERVICE_WORKER_TIMEOUT: "-3" })).toThrow(/SERVICE_WORKER_TIMEOUT/);
     expect(() => loadConfig({ SERVICE_DEFAULT_PRESERVATION_MODE: "SOME" })).toThrow(/PRESERVATION/);
     expect(() => loadConfig({ SERVICE_AUTH: "users" })).toThrow(/local mode/);
+    // A timer holds at most 2^31 - 1 ms: a longer task timeout fired at once.
+    expect(() => loadConfig({ SERVICE_TASK_TIMEOUT: "3000000" })).toThrow(/SERVICE_TASK_TIMEOUT must be at most 2147483, got "3000000"/);
+    expect(loadConfig({ SERVICE_TASK_TIMEOUT: "2147483" }).taskTimeoutS).toBe(2147483);
   });
 });
 

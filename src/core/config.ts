@@ -2,7 +2,7 @@
 
 import { homedir } from "node:os";
 import { isAbsolute, join, resolve } from "node:path";
-import { MAX_WORKER_CONCURRENCY } from "./worker-limits.js";
+import { MAX_TASK_TIMEOUT_S, MAX_WORKER_CONCURRENCY } from "./worker-limits.js";
 
 export type Mode = "local" | "distributed";
 export type AuthScheme = "token" | "users";
@@ -130,7 +130,7 @@ export function loadConfig(env: Env = process.env): Config {
     jwtRefreshTtlS: positiveInteger(env, "SERVICE_JWT_REFRESH_TTL", 1_209_600),
     adminUsername: nonEmpty(env.SERVICE_ADMIN_USERNAME) ?? null,
     adminPassword: nonEmpty(env.SERVICE_ADMIN_PASSWORD) ?? null,
-    taskTimeoutS: positiveNumber(env, "SERVICE_TASK_TIMEOUT", null),
+    taskTimeoutS: positiveNumber(env, "SERVICE_TASK_TIMEOUT", null, MAX_TASK_TIMEOUT_S),
     jobTtlDays: positiveNumber(env, "SERVICE_JOB_TTL_DAYS", 90)!,
     defaultPreservationMode: preservation as PreservationModeName,
     workerTimeoutS: positiveNumber(env, "SERVICE_WORKER_TIMEOUT", 30)!,
@@ -257,10 +257,11 @@ function positiveInteger(env: Env, name: string, fallback: number, max = Number.
   return value;
 }
 
-function positiveNumber<T extends number | null>(env: Env, name: string, fallback: T): number | T {
+function positiveNumber<T extends number | null>(env: Env, name: string, fallback: T, max = Number.MAX_VALUE): number | T {
   const raw = nonEmpty(env[name]);
   if (raw === undefined) return fallback;
   const value = Number(raw);
   if (!Number.isFinite(value) || value <= 0) throw new ConfigError(`${name} must be a positive number, got "${raw}"`);
+  if (value > max) throw new ConfigError(`${name} must be at most ${max}, got "${raw}"`);
   return value;
 }

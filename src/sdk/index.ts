@@ -6,6 +6,7 @@
 //   export const pipeline = job("pipeline", async ({ n }: { n: number }) => add({ a: add({ a: 1, b: n }), b: 10 }));
 
 import { fileURLToPath } from "node:url";
+import { MAX_TASK_TIMEOUT_S } from "../core/worker-limits.js";
 import { type JobDefinition, type JobOptions, type TaskContext, type TaskDefinition, type TaskOptions, DEFINITION, taskRegistry } from "../engine/definitions.js";
 import { currentExecution, scheduleTask } from "../engine/execution.js";
 import { displayModule } from "../engine/loader.js";
@@ -108,7 +109,7 @@ export function job<A = Record<string, unknown>, R = unknown>(
   options: JobOptions = {},
 ): JobDefinition {
   if (!NAME.test(name)) throw new Error(`job name "${name}" must match ${NAME}`);
-  validateOptions(options, `job "${name}"`);
+  validateOptions(options, `job "${name}"`, [...TASK_OPTION_KEYS, "schema"]);
   return Object.freeze({ [DEFINITION]: "job" as const, name, fn: fn as JobDefinition["fn"], options: Object.freeze({ ...options }) });
 }
 
@@ -119,16 +120,23 @@ export function currentContext(): TaskContext {
   return execution.context;
 }
 
-function validateOptions(options: TaskOptions, what: string): void {
-  const check = (key: keyof TaskOptions, min: number) => {
+const MAX_RETRIES = 1000;
+
+const TASK_OPTION_KEYS = ["retries", "backoff_s", "timeout_s", "concurrency"];
+
+function validateOptions(options: TaskOptions | JobOptions, what: string, known = TASK_OPTION_KEYS): void {
+  // A typo (`retry`, `timeout`) would otherwise be ignored in silence: module code is not type-checked.
+  const unknown = Object.keys(options ?? {}).filter((key) => !known.includes(key));
+  if (unknown.length > 0) throw new Error(`${what}: unknown option${unknown.length > 1 ? "s" : ""} ${unknown.join(", ")} (options are ${known.join(", ")})`);
+  const check = (key: "retries" | "backoff_s" | "timeout_s", min: number, max: number, whole = false) => {
     const value = options[key];
-    if (value !== undefined && (typeof value !== "number" || !Number.isFinite(value) || value < min)) {
-      throw new Error(`${what}: ${key} must be a number >= ${min}`);
+    if (value !== undefined && (typeof value !== "number" || !Number.isFinite(value) || value < min || value > max || (whole && !Number.isInteger(value)))) {
+      throw new Error(`${what}: ${key} must be a ${whole ? "whole number" : "number"} from ${min} to ${max}`);
     }
   };
-  check("retries", 0);
-  check("backoff_s", 0);
-  check("timeout_s", 0.001);
+  check("retries", 0, MAX_RETRIES, true);
+  check("backoff_s", 0, MAX_TASK_TIMEOUT_S);
+  check("timeout_s", 0.001, MAX_TASK_TIMEOUT_S);
   const concurrency = options.concurrency;
   if (concurrency !== undefined) {
     const keyOk = typeof concurrency?.key === "string" && /^[A-Za-z0-9_.:-]{1,200}$/.test(concurrency.key);
