@@ -284,6 +284,17 @@ forEachBackend("CLI run-job --wait", (backend) => {
     expect(yaml.code, yaml.err).toBe(0);
     expect(parseYaml(yaml.out)).toMatchObject({ name: "pipeline", status: "COMPLETED", result: 16 });
   });
+
+  // Found by trying the product: plain data shaped like a reference was followed, printing another
+  // job's task result, or failing with "task 1 does not exist" for a job that had completed.
+  it("prints a result that is plain data shaped like a task reference as the data it is", async () => {
+    const other = JSON.parse((await h.cli("run-job", "test/fixtures/jobs.ts:pipeline", "--kwargs", '{"n":5}', "--wait", "--json")).out) as { tasks: { id: string }[] };
+    for (const id of [other.tasks[0]!.id, "1"]) {
+      const run = await h.cli("run-job", "test/fixtures/jobs.ts:giveBack", "--kwargs", JSON.stringify({ v: { task_id: id } }), "--wait", "--json");
+      expect(run.code, run.err).toBe(0);
+      expect(JSON.parse(run.out)).toMatchObject({ status: "COMPLETED", result: { task_id: id } });
+    }
+  });
 });
 
 describe("the CLI with a local server that does not answer", () => {

@@ -184,14 +184,21 @@ export async function resolveJobResult(job: JobDetail, call: Caller, operations:
   // past the budget is printed with its references as they are.
   const results = new Map<string, Promise<unknown>>();
   let budget = 1_000;
+  // A task's result names tasks of its own job: plain data of that shape (an id of another job's
+  // task, or of none) is printed as the data it is. `depth` is the nesting within one result; a
+  // chain of references is bounded by the budget.
+  const resultOf = async (value: object, id: string): Promise<unknown> => {
+    const task = (await call(getTask, { id }).catch(() => null)) as { job_id: string; result_ref: unknown } | null;
+    return task?.job_id === job.id ? follow(task.result_ref, 0) : value;
+  };
   const follow = async (value: unknown, depth: number): Promise<unknown> => {
-    if (depth > 50 || typeof value !== "object" || value === null) return value;
+    if (depth > 64 || typeof value !== "object" || value === null) return value;
     if (Array.isArray(value)) return Promise.all(value.map((item) => follow(item, depth + 1)));
     const id = (value as { task_id?: unknown }).task_id;
     if (Object.keys(value).length === 1 && typeof id === "string" && /^\d+$/.test(id)) {
       if (!results.has(id)) {
         if (budget-- <= 0) return value;
-        results.set(id, call(getTask, { id }).then((task) => follow((task as { result_ref: unknown }).result_ref, depth + 1)));
+        results.set(id, resultOf(value, id));
       }
       return results.get(id);
     }
