@@ -237,12 +237,24 @@ forEachBackend("engine", (backend) => {
     expect(entryTask.result_ref).toMatchObject({ passed: { task_id: passed!.id }, cfg });
   });
 
+  // Found by trying the product: the job failed with the store's "FOREIGN KEY constraint failed",
+  // and TaskRef("abc") was stored as plain data.
+  it("fails an attempt whose task reference names no task, saying which", async () => {
+    const dangling = await runAndWait(h, entry("danglingReference"));
+    expect(dangling.status).toBe("FAILED");
+    expect(dangling.tasks.find((t) => t.name === "dangling_reference")!.error).toBe("a task reference names task 999999999999999999, which does not exist");
+    const malformed = await runAndWait(h, entry("malformedReference"));
+    expect(malformed.tasks.find((t) => t.name === "malformed_reference")!.error).toBe('a task reference takes a task id (decimal digits), got "abc"');
+  });
+
   it("refuses a result that JSON would change in silence, naming what it holds", async () => {
     const cases: [string, string][] = [
       ["nan", 'field "v" is NaN'],
       ["map", 'field "m" is a Map'],
       ["error", "the value is a Error"],
       ["symbol", "the value is a symbol"],
+      ["regexp", 'field "pattern" is a RegExp, which JSON would store as {}'],
+      ["bytes", 'field "bytes" is a Uint8Array, which JSON would store as an object of numbered keys'],
     ];
     for (const [kind, message] of cases) {
       const job = await runAndWait(h, entry("unstorableJob"), { kind });

@@ -13,7 +13,10 @@ import { DataObject } from "../objects/data-object.js";
 /** A scheduled task's future result; `T` is the result type, for the author's type checking. */
 export class TaskRef<T = unknown> {
   declare readonly __result?: T;
-  constructor(readonly task_id: string) {}
+  constructor(readonly task_id: string) {
+    // Anything else would be stored as plain data shaped like a reference, and mean nothing.
+    if (typeof task_id !== "string" || !/^[1-9]\d{0,18}$/.test(task_id)) throw new TypeError(`a task reference takes a task id (decimal digits), got ${JSON.stringify(task_id)}`);
+  }
   toJSON(): { task_id: string } {
     return { task_id: this.task_id };
   }
@@ -129,9 +132,11 @@ export function toStoredJson(value: unknown, what: string, objectNames: ObjectNa
       if (typeof v === "symbol") throw new TypeError(`${described(key)} is a symbol`);
       if (typeof v === "number" && !Number.isFinite(v)) throw new TypeError(`${described(key)} is ${v}, which JSON has no number for`);
       if (typeof v !== "object" || v === null) return v;
-      if (v instanceof Map || v instanceof Set || v instanceof WeakMap || v instanceof WeakSet || v instanceof Error) {
+      if (v instanceof Map || v instanceof Set || v instanceof WeakMap || v instanceof WeakSet || v instanceof Error || v instanceof RegExp || v instanceof ArrayBuffer || v instanceof Promise) {
         throw new TypeError(`${described(key)} is a ${v.constructor.name}, which JSON would store as {}: convert it to an object or array first`);
       }
+      // A typed array or Buffer is stored as {"0": …, "1": …} (a Buffer as {"type": "Buffer", …}).
+      if (ArrayBuffer.isView(v)) throw new TypeError(`${described(key)} is a ${v.constructor.name}, which JSON would store as an object of numbered keys: convert it with Array.from first`);
       if (escapes.has(this) && key === ESCAPE_KEY) return v;
       const original = this[key];
       if (original instanceof DataObject) return original.scope === "global" ? { object: original.name, [SCOPE_KEY]: "global" } : v;

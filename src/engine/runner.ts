@@ -9,7 +9,8 @@ import type { Store } from "../store/db.js";
 import type { TaskRow } from "../store/schema.js";
 import { type ClaimRequest, type ClaimResult, completeTaskAndClaim } from "../store/claims.js";
 import { MAX_PENDING_NOTICES } from "../store/failure-notifications.js";
-import type { SkippedTask } from "../store/dependencies.js";
+import { type SkippedTask, missingTasks } from "../store/dependencies.js";
+import type { NewChild } from "../store/transitions.js";
 import { retryOnConflict } from "../store/errors.js";
 import { refreshStatisticsAfterGrowth } from "../store/statistics.js";
 import { type AttemptKey, failAttempt, finishJobIfDone } from "../store/transitions.js";
@@ -201,6 +202,7 @@ async function runAttempt(
     }
     // From the stored JSON, not the live value: a DataObject carries its whole data scope.
     const references = [...collectReferences(JSON.parse(resultJson))].map(BigInt);
+    await refuseMissingReferences(db, children, references);
     // The slot's next task is claimed with this completion unless cleanup must run first.
     // One instant for both: the next task never starts before this one completed.
     const now = clock.now();
@@ -267,6 +269,21 @@ async function runAttempt(
     // A thread that is still running abandoned code (timeout, cancel) or died is replaced.
     deps.threads.release(thread, threadReusable);
     log.close();
+  }
+}
+
+/**
+ * A reference the attempt made to a task that does not exist (a TaskRef built from an id) fails it
+ * for good, naming the id: the store's foreign key would refuse it in its own words.
+ */
+async function refuseMissingReferences(db: Store, children: NewChild[], resultReferences: bigint[]): Promise<void> {
+  const scheduled = new Set(children.map((child) => BigInt(child.row.id)));
+  const named = new Set([...children.flatMap((child) => child.dependsOn), ...resultReferences].filter((id) => !scheduled.has(id)));
+  if (named.size === 0) return;
+  const missing = await missingTasks(db, [...named]);
+  if (missing.length > 0) {
+    const message = `a task reference names task ${missing[0]}, which does not exist${missing.length > 1 ? ` (and ${missing.length - 1} more)` : ""}`;
+    throw new TaskFailure(message, message, true);
   }
 }
 

@@ -27,6 +27,15 @@ export async function insertChild(tx: Store, child: NewChild, nowMs: number): Pr
   }
 }
 
+/** Which of `ids` name no task. */
+export async function missingTasks(db: Store, ids: bigint[]): Promise<bigint[]> {
+  const found = new Set<bigint>();
+  for (const chunk of chunksOf(ids)) {
+    for (const { id } of await db.selectFrom("tasks").select("id").where("id", "in", chunk).execute()) found.add(BigInt(id));
+  }
+  return ids.filter((id) => !found.has(id));
+}
+
 /** How many of `ids` are not COMPLETED yet. */
 async function countOpen(tx: Store, ids: bigint[]): Promise<number> {
   let open = 0;
