@@ -243,6 +243,12 @@ forEachBackend("engine", (backend) => {
     const dangling = await runAndWait(h, entry("danglingReference"));
     expect(dangling.status).toBe("FAILED");
     expect(dangling.tasks.find((t) => t.name === "dangling_reference")!.error).toBe("a task reference names task 999999999999999999, which does not exist");
+    // A reference to another job's failed task skips the task given it; the job's error names it.
+    const failing = await runAndWait(h, entry("fatalJob"));
+    const failedTask = failing.tasks.find((t) => t.status === "FAILED")!;
+    const downstream = await runAndWait(h, entry("onAnotherJobsTask"), { id: failedTask.id });
+    expect(downstream.status).toBe("FAILED");
+    expect(downstream.error).toMatch(new RegExp(`^task echo \\(\\d+\\) did not run \\(SKIPPED\\): .*${failedTask.id}`));
     const malformed = await runAndWait(h, entry("malformedReference"));
     expect(malformed.tasks.find((t) => t.name === "malformed_reference")!.error).toBe('a task reference takes a task id (decimal digits), got "abc"');
   });

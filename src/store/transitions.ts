@@ -275,10 +275,18 @@ export async function finishJobIfDone(db: Store, jobId: bigint, nowMs: number): 
     .orderBy("id")
     .limit(1)
     .executeTakeFirst();
-  const skipped = failed ? undefined : await db.selectFrom("tasks").select("id").where("job_id", "=", jobId).where("status", "in", ["SKIPPED", "CANCELLED"]).limit(1).executeTakeFirst();
+  const skipped = failed
+    ? undefined
+    : await db.selectFrom("tasks").select(["id", "name", "status", "error"]).where("job_id", "=", jobId).where("status", "in", ["SKIPPED", "CANCELLED"]).orderBy("id").limit(1).executeTakeFirst();
   const entry = await db.selectFrom("tasks").select("result_ref").where("job_id", "=", jobId).orderBy("id").limit(1).executeTakeFirst();
   const status = failed || skipped ? "FAILED" : "COMPLETED";
-  const error = failed ? `task ${failed.name} (${failed.id}) failed: ${failed.error ?? "unknown error"}` : skipped ? "some tasks did not run" : null;
+  // No task of its own failed: one was skipped for a dependency of another job's (a reference it
+  // was given), or cancelled. The job's error names it and why.
+  const error = failed
+    ? `task ${failed.name} (${failed.id}) failed: ${failed.error ?? "unknown error"}`
+    : skipped
+      ? `task ${skipped.name} (${skipped.id}) did not run (${skipped.status}): ${skipped.error ?? "no reason recorded"}`
+      : null;
   const end = (tx: Store) =>
     tx
       .updateTable("jobs")
