@@ -127,6 +127,10 @@ forEachBackend("engine", (backend) => {
     const job = await runAndWait(h, entry("timeoutJob"));
     expect(job.status).toBe("FAILED");
     expect(byName(job, "slow")[0]).toMatchObject({ status: "FAILED", error: "timed out after 0.2 s" });
+    // The log says so in one line: the engine's stack (our source files) is no help to the author.
+    const logs = (await h.call("get_task_logs", { id: byName(job, "slow")[0]!.id })) as { content: string };
+    expect(logs.content).toMatch(/ERROR failed: timed out after 0\.2 s\n/);
+    expect(logs.content).not.toMatch(/runner\.ts|\n\s+at /);
   });
 
   it("cancels a running job: the task sees its signal, the slot is freed", async () => {

@@ -26,7 +26,7 @@ import { resolveResults } from "./results.js";
 import { decideRetry, stateAfterFailure } from "./retry.js";
 import { AttemptLog, attemptLogPath } from "./task-log.js";
 import { defaultTimeoutMsOf } from "./task-rows.js";
-import type { RunHandlers, TaskThread, ThreadPool } from "./thread-pool.js";
+import { type RunHandlers, type TaskThread, ThreadCrash, type ThreadPool } from "./thread-pool.js";
 import type { RunOutcome, RunRequest } from "./thread-protocol.js";
 import { MODULE_CHANGED } from "./loader.js";
 
@@ -69,6 +69,16 @@ export interface RunningAttempt {
 }
 
 class AttemptAbandoned extends Error {}
+
+/** The attempt outlived its timeout. */
+class TaskTimeout extends Error {}
+
+/**
+ * An end the engine decided (a timeout, a crashed thread, a shutdown): its message says all, and the
+ * engine's own stack would only show the task's author our source files. Anything else is logged
+ * with its stack: it may be a defect.
+ */
+const isEngineVerdict = (error: unknown) => error instanceof TaskTimeout || error instanceof ThreadCrash || error instanceof WorkerShutdown;
 
 /**
  * The worker is shutting down (a signal) and the attempt outlived the grace period it was given: it
@@ -241,7 +251,7 @@ async function runAttempt(
       return "none";
     }
     const message = errorMessage(error);
-    log.write("ERROR", `failed: ${error instanceof TaskFailure ? error.detail : ((error as Error)?.stack ?? message)}`);
+    log.write("ERROR", `failed: ${error instanceof TaskFailure ? error.detail : isEngineVerdict(error) ? message : ((error as Error)?.stack ?? message)}`);
     const retry = decideRetry({
       attempt: key.attempt,
       maxAttempts: Number(task.max_attempts),
@@ -309,7 +319,7 @@ async function runWithLimits(deps: EngineDeps, task: TaskRow, controller: AbortC
     if (timeoutMs !== null) {
       timers.push(
         setTimeout(() => {
-          const error = new Error(`timed out after ${timeoutMs / 1000} s`);
+          const error = new TaskTimeout(`timed out after ${timeoutMs / 1000} s`);
           controller.abort(error);
           // Code that honours the signal rejects by itself; the rest fails when the grace runs out.
           giveUp(error);
