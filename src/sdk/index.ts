@@ -83,6 +83,9 @@ export function task<A = Record<string, unknown>, R = unknown>(
   // A stored task names its code by module and task name: a second task of that name would take
   // the first one's calls too.
   if (taskRegistry.has(`${moduleUrl}#${name}`)) {
+    // Defined inside a job's or task's function, it is defined again at each run on the same thread
+    // (and a fresh worker, which imports the module to find it, never sees it).
+    if (currentExecution()) throw new Error(`task "${name}" of ${displayModule(moduleUrl)} is defined again while a job runs: define tasks at the top level of their module, not inside a job or task function`);
     throw new Error(`task name "${name}" is used twice in ${displayModule(moduleUrl)}: each task of a module needs a name of its own`);
   }
   const definition = ((kwargs: Refs<A>) => scheduleTask(definition, kwargs)) as TaskFunction<A, R>;
