@@ -122,13 +122,14 @@ forEachBackend("HTTP documents", (backend) => {
   });
 
   it("falls back to index.html for unknown non-API routes, never for the API", async () => {
-    for (const path of ["/", "/?p=jobs", "/some/deep/link"]) {
+    // A name that merely begins like the API's root is no API route (`/apix` answered a Problem).
+    for (const path of ["/", "/?p=jobs", "/some/deep/link", "/apix", "/mcpx/page"]) {
       const page = await h.http("GET", path);
-      expect(page.status).toBe(200);
+      expect(page.status, path).toBe(200);
       expect(page.headers.get("content-type")).toMatch(/text\/html/);
       expect(page.text).toContain("<title>jobhouse</title>");
     }
-    expect((await h.http("GET", "/api/v0/unknown")).status).toBe(404);
+    for (const path of ["/api/v0/unknown", "/api", "/API/v0/jobs", "/mcp/x"]) expect((await h.http("GET", path)).status, path).toBe(404);
   });
 
   it("GET /health is a liveness probe", async () => {

@@ -236,6 +236,11 @@ forEachBackend("Problems", (backend) => {
     expect((form.body as { detail: string }).detail).toMatch(/Content-Type: application\/json/);
     // JSON sent as text/plain was read as a string and refused as "must be a JSON object" (422).
     expectProblem(await h.http("POST", "/api/v0/jobs:run", '{"name":"known"}', { "content-type": "text/plain" }), 415, "unsupported_media_type");
+    // Documented for every operation that takes a body, with 413 (the document left both out).
+    const document = (await h.http("GET", "/api/v0/openapi.json")).body as { paths: Record<string, Record<string, { requestBody?: unknown; responses: Record<string, unknown> }>> };
+    const withBody = Object.values(document.paths).flatMap((methods) => Object.values(methods)).filter((op) => op.requestBody);
+    expect(withBody.length).toBeGreaterThan(5);
+    for (const op of withBody) expect(Object.keys(op.responses)).toEqual(expect.arrayContaining(["413", "415"]));
   });
 
   it("the router's own refusals are Problems: a path segment too long (414), a malformed URL (400)", async () => {

@@ -67,6 +67,7 @@ describe("canonical paths", () => {
     expect(nonCanonicalPath("/api/v0%2fjobs")).not.toBeNull();
     expect(nonCanonicalPath("/api/v0/%2561")).toMatch(/percent sign \(%25: double encoding\)/);
     expect(nonCanonicalPath("/%61pi/v0/jobs")).toMatch(/needs no encoding/);
+    expect(nonCanonicalPath("/api/v0/registered-jobs/a%2Fb/enable")).toMatch(/encodes a separator \(%2F or %5C\) inside a segment/);
   });
 });
 

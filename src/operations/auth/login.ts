@@ -15,7 +15,7 @@ export const login = defineOperation({
   mcp: false,
   input: LoginRequest,
   output: TokenPair,
-  http: { method: "POST", path: "/auth/login", errors: [401, 429], conflicts: false },
+  http: { method: "POST", path: "/auth/login", errors: [401, 429, 503], conflicts: false },
   async handler({ username, password }, ctx) {
     return startSession(ctx, username, password);
   },

@@ -291,7 +291,9 @@ async function registerWebApp(
     const path = request.url.split("?", 1)[0]!;
     const lower = path.toLowerCase();
     // Anything that might be taken for the API or MCP answers as the API would, never with a page.
-    const isApi = lower.startsWith("/api") || lower.startsWith("/mcp");
+    // The first segment is `api` or `mcp`, however spelled after it (`;x=1`, `%20`, `.`); a longer
+    // name (`/apix`, `/api-docs`) is a page's.
+    const isApi = /^\/(api|mcp)(?![a-z0-9_-])/.test(lower);
     const isPage = !isApi && (request.method === "GET" || request.method === "HEAD") && !lower.startsWith("/assets/");
     if (isPage && !built) return reply.code(503).type("text/html").send(NOT_BUILT_PAGE);
     // SPEC: unknown non-API routes fall back to the application's index.html (a deep link reloads).

@@ -74,9 +74,11 @@ function operationObject(op: AnyOperation, components: SchemaComponents) {
       ...(requiredRole(op) === "admin" ? { "403": problemResponse("Needs the admin role (Scheme B)") } : {}),
       ...(inPath.length || http.errors?.includes(404) ? { "404": problemResponse("No such resource") } : {}),
       ...((http.conflicts ?? op.mutates) ? { "409": problemResponse("Conflicts with the resource's current state") } : {}),
+      ...(requestBody ? { "413": problemResponse("The request body is larger than the server takes (code payload_too_large)") } : {}),
+      ...(requestBody ? { "415": problemResponse("The request body is not sent as JSON: Content-Type must be application/json (code unsupported_media_type)") } : {}),
       ...(isPublic && Object.keys(properties).length === 0 ? {} : { "422": problemResponse("Invalid input") }),
       ...(http.errors?.includes(429) ? { "429": problemResponse("Too many failed logins for this username: wait for Retry-After seconds") } : {}),
-      ...(http.errors?.includes(503) ? { "503": problemResponse("A dependency failed (code worker_spawn_failed for a worker that could not start)") } : {}),
+      ...(http.errors?.includes(503) ? { "503": problemResponse("Unavailable for now: a worker that could not start (code worker_spawn_failed), or too many logins waiting (code busy, with Retry-After)") } : {}),
     },
   };
 }

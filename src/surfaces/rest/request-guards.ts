@@ -21,6 +21,7 @@ export function nonCanonicalPath(url: string): string | null {
   if (path.includes("\\")) return "the path has a backslash";
   if (path.includes("#")) return "the path has a fragment";
   if (path.split("/").some((segment) => segment === "." || segment === "..")) return "the path has a dot segment";
+  if (/%(?:2f|5c)/i.test(path)) return "the path encodes a separator (%2F or %5C) inside a segment: no name or id of ours holds one";
   if (ALTERNATIVE_SPELLING.test(path)) return "the path percent-encodes a character that needs no encoding";
   if (ENCODED_PERCENT.test(path)) return "the path encodes a percent sign (%25: double encoding)";
   return null;
