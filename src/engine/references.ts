@@ -122,9 +122,14 @@ const substituteEntries = (value: Record<string, unknown>, results: ReadonlyMap<
  * escaped. Throws a clear error for what JSON would change in silence (NaN, a Map, an Error) or
  * cannot hold (a function, a symbol).
  */
+/** Deepest nesting of a stored value (kwargs from outside stop at 64 levels). */
+const MAX_STORED_DEPTH = 500;
+
 export function toStoredJson(value: unknown, what: string, objectNames: ObjectNames = "data"): string {
   // Escapes made here: the object under one's key is stored as it is.
   const escapes = new WeakSet<object>();
+  // How deep each object sits: every reader of stored values walks them recursively.
+  const depths = new WeakMap<object, number>();
   try {
     return JSON.stringify(value === undefined ? null : value, function (this: Record<string, unknown>, key: string, v: unknown) {
       if (typeof v === "bigint") return v.toString();
@@ -132,6 +137,9 @@ export function toStoredJson(value: unknown, what: string, objectNames: ObjectNa
       if (typeof v === "symbol") throw new TypeError(`${described(key)} is a symbol`);
       if (typeof v === "number" && !Number.isFinite(v)) throw new TypeError(`${described(key)} is ${v}, which JSON has no number for`);
       if (typeof v !== "object" || v === null) return v;
+      const depth = (depths.get(this) ?? 0) + 1;
+      if (depth > MAX_STORED_DEPTH) throw new TypeError(`it nests objects and arrays more than ${MAX_STORED_DEPTH} levels deep`);
+      depths.set(v, depth);
       if (v instanceof Map || v instanceof Set || v instanceof WeakMap || v instanceof WeakSet || v instanceof Error || v instanceof RegExp || v instanceof ArrayBuffer || v instanceof Promise) {
         throw new TypeError(`${described(key)} is a ${v.constructor.name}, which JSON would store as {}: convert it to an object or array first`);
       }
@@ -143,6 +151,7 @@ export function toStoredJson(value: unknown, what: string, objectNames: ObjectNa
       if (original instanceof TaskRef || !looksLikeMarker(v, objectNames)) return v;
       const escape = { [ESCAPE_KEY]: v };
       escapes.add(escape);
+      depths.set(escape, depth);
       return escape;
     });
   } catch (error) {
