@@ -309,6 +309,34 @@ describe.runIf(distributed)("distributed processes", () => {
     }
   });
 
+  // Found by trying the product: with its timers unref'd, the background process exited (13,
+  // nothing logged) the moment its listener connection dropped, and lost-worker detection and
+  // schedules stopped with it.
+  it("background start and worker start outlive a dropped listener connection, and still stop with 0", async () => {
+    const background = spawnProcess(["background", "start"]);
+    const worker = spawnProcess(["worker", "start"]);
+    await waitLong("both to start", async () => background.log().includes("background process started") && / started \(pid/.test(worker.log()));
+    const client = new pg.Client({ connectionString: stores.SERVICE_SQL_URL });
+    await client.connect();
+    try {
+      const listeners = async () =>
+        Number((await client.query("SELECT count(*) AS n FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'jobhouse-listener'")).rows[0].n);
+      await waitLong("their listeners", async () => (await listeners()) >= 2);
+      // Every connection of theirs (an idle pool's too), as a PostgreSQL restart would.
+      await client.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()");
+      await waitLong("the listeners to reconnect", async () => (await listeners()) >= 2);
+    } finally {
+      await client.end();
+    }
+    expect(background.child.exitCode).toBeNull();
+    expect(worker.child.exitCode).toBeNull();
+    for (const p of [background, worker]) {
+      p.child.kill("SIGTERM");
+      expect(await p.exited, p.log()).toBe(0);
+    }
+    expect(worker.log()).toMatch(/worker \d+ stopped/);
+  });
+
   it("two background processes fire each due time of a schedule once", async () => {
     const name = `new_year_${Date.now()}`;
     // A schedule that cannot come due by itself during the test (midnight of January 1, UTC): the

@@ -12,7 +12,7 @@ import { type Store, openStore } from "../store/db.js";
 import { pendingMigrations } from "../store/migrate.js";
 import { openService } from "./context.js";
 import { GRACE_PERIOD_MS, startEngine } from "./engine-runtime.js";
-import { listenForStop, stepUnlessStopped } from "./signals.js";
+import { holdProcessOpen, listenForStop, stepUnlessStopped } from "./signals.js";
 import { checkClickHouseReachable, clickHouseUnreachable, sqlUnreachable } from "./store-reach.js";
 
 function requireDistributed(config: Config, what: string): void {
@@ -53,6 +53,7 @@ export async function runWorkerProcess(config: Config, options: { concurrency: n
   const stop = listenForStop();
   if (!(await stepUnlessStopped(stop, () => requireUsableStores(config)))) return 0;
   const service = await openService(config, { longRunning: true, engine: true });
+  const release = holdProcessOpen();
   try {
     if (stop.received) return 0;
     const engine = await startEngine(service, { concurrency: options.concurrency, maxTasks: options.maxTasks, background: false, warmThreads: true });
@@ -67,6 +68,7 @@ export async function runWorkerProcess(config: Config, options: { concurrency: n
     return 0;
   } finally {
     await service.close();
+    release();
   }
 }
 
@@ -76,6 +78,7 @@ export async function runBackgroundProcess(config: Config): Promise<number> {
   const stop = listenForStop();
   if (!(await stepUnlessStopped(stop, () => requireUsableStores(config)))) return 0;
   const service = await openService(config, { longRunning: true });
+  const release = holdProcessOpen();
   try {
     if (stop.received) return 0;
     const loop = startBackgroundLoop({
@@ -91,5 +94,6 @@ export async function runBackgroundProcess(config: Config): Promise<number> {
     return 0;
   } finally {
     await service.close();
+    release();
   }
 }

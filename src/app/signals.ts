@@ -63,3 +63,14 @@ export async function stepUnlessStopped(stop: StopListener, step: () => Promise<
   }
   return stop.received === undefined;
 }
+
+/**
+ * Holds the process open until the returned release is called. A long-running process waits on a
+ * signal while its own timers and sockets are unref'd (so that, once stopped, nothing of theirs
+ * holds the exit); with no other handle it ended the moment its last socket closed (a dropped
+ * PostgreSQL connection): exit 13 for a top-level await left unsettled, nothing logged.
+ */
+export function holdProcessOpen(): () => void {
+  const timer = setInterval(() => undefined, 2 ** 30);
+  return () => clearInterval(timer);
+}
