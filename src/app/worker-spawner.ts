@@ -6,7 +6,7 @@ import { spawn } from "node:child_process";
 import { accessSync, closeSync, constants, openSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import type { Config } from "../core/config.js";
+import { type Config, spawnedWorkerEnvironment } from "../core/config.js";
 import type { Logger } from "../core/log.js";
 import { PRIVATE_FILE_MODE, makePrivateDir } from "../core/private-files.js";
 import type { WorkerSpawner } from "../operations/index.js";
@@ -31,7 +31,7 @@ export const detachedWorkerSpawner =
     const logPath = join(dir, `spawned-${Date.now()}-${process.pid}-${spawned++}.log`);
     const output = openSync(logPath, "a", PRIVATE_FILE_MODE);
     try {
-      const child = spawn(command, argv, { detached: true, stdio: ["ignore", output, output], env: workerEnv() });
+      const child = spawn(command, argv, { detached: true, stdio: ["ignore", output, output], env: spawnedWorkerEnvironment() });
       child.on("error", () => undefined);
       // A command that cannot run fails at once: no pid.
       if (child.pid === undefined) throw new Error(`${command} could not be started`);
@@ -41,16 +41,6 @@ export const detachedWorkerSpawner =
       closeSync(output);
     }
   };
-
-/**
- * The server's environment without what only a server uses: a worker signs and checks no tokens,
- * and its task code could read its process's environment (/proc/self/environ).
- */
-function workerEnv(): NodeJS.ProcessEnv {
-  const env = { ...process.env };
-  for (const name of ["SERVICE_JWT_SECRET", "SERVICE_API_TOKEN", "SERVICE_ADMIN_PASSWORD"]) delete env[name];
-  return env;
-}
 
 /** A path that is missing or not executable, said with why (spawn itself only reports it later). */
 function refuseUnrunnable(command: string): void {

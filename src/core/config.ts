@@ -265,3 +265,25 @@ function positiveNumber<T extends number | null>(env: Env, name: string, fallbac
   if (value > max) throw new ConfigError(`${name} must be at most ${max}, got "${raw}"`);
   return value;
 }
+
+/**
+ * The service's credentials: task code never sees them. Job code is anyone's who may register a
+ * job; with the signing secret it could mint admin tokens that outlive its author's account, with
+ * the store URLs reach the stores past every check. Its data operations go through the worker.
+ */
+const SERVICE_CREDENTIALS = ["SERVICE_JWT_SECRET", "SERVICE_API_TOKEN", "SERVICE_ADMIN_PASSWORD", "SERVICE_SQL_URL", "SERVICE_CH_URL", "SERVICE_OPENLINEAGE_TOKEN"];
+
+/** What only a server uses: a worker signs and checks no tokens. */
+const SERVER_SECRETS = ["SERVICE_JWT_SECRET", "SERVICE_API_TOKEN", "SERVICE_ADMIN_PASSWORD"];
+
+const environmentWithout = (names: readonly string[]): NodeJS.ProcessEnv => {
+  const env = { ...process.env };
+  for (const name of names) delete env[name];
+  return env;
+};
+
+/** The environment a task thread gets (engine/thread-pool.ts): the process's, without the service's credentials. */
+export const taskCodeEnvironment = () => environmentWithout(SERVICE_CREDENTIALS);
+
+/** The environment of a worker the server starts (POST /workers): its own, without the server's secrets. */
+export const spawnedWorkerEnvironment = () => environmentWithout(SERVER_SECRETS);

@@ -3,23 +3,10 @@
 // worker's event loop (its API, heartbeats and other tasks). A thread runs one thing at a time.
 
 import { Worker } from "node:worker_threads";
+import { taskCodeEnvironment } from "../core/config.js";
 import { type DataCall, type FromThread, type StrayWork, type InspectOutcome, type InspectRequest, type RunOutcome, type RunRequest, type ThreadSetup, type ToThread, toErrorData } from "./thread-protocol.js";
 
 const THREAD_ENTRY = new URL("../../bin/task-thread.mjs", import.meta.url);
-
-/**
- * The service's credentials: task code never sees them. Job code is anyone's who may register a
- * job; with the signing secret it could mint admin tokens that outlive its author's account, with
- * the store URLs reach the stores past every check. Its data operations go through the worker.
- */
-const SERVICE_CREDENTIALS = ["SERVICE_JWT_SECRET", "SERVICE_API_TOKEN", "SERVICE_ADMIN_PASSWORD", "SERVICE_SQL_URL", "SERVICE_CH_URL", "SERVICE_OPENLINEAGE_TOKEN"];
-
-/** The environment a task thread gets: the process's, without the service's credentials. */
-export function taskThreadEnv(env: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
-  const copy = { ...env };
-  for (const name of SERVICE_CREDENTIALS) delete copy[name];
-  return copy;
-}
 
 /** How long terminating an idle thread waits for it to end its loaders' child processes. */
 const RETIRE_PATIENCE_MS = 2_000;
@@ -62,7 +49,7 @@ export class TaskThread {
     this.ready = new Promise((resolve) => (this.markReady = resolve));
     this.worker = new Worker(THREAD_ENTRY, {
       workerData: options.setup,
-      env: taskThreadEnv(),
+      env: taskCodeEnvironment(),
       resourceLimits: { maxOldGenerationSizeMb: options.memoryMb },
     });
     // An idle thread does not keep the process alive (a one-shot CLI run ends when its job does).
