@@ -2,9 +2,13 @@
 // not), GET /metrics for Prometheus, structured logs (SERVICE_LOG_FORMAT=json), and refused
 // requests logged by class.
 
+import { type AddressInfo, type Socket, connect, createServer } from "node:net";
 import { afterAll, beforeAll, expect, it, vi } from "vitest";
 import { openService } from "../src/app/context.js";
 import { loadConfig } from "../src/core/config.js";
+import { toProblem } from "../src/core/errors.js";
+import { createObject } from "../src/objects/data-object.js";
+import { scopePlane } from "../src/objects/scope-plane.js";
 import { createLogger } from "../src/core/log.js";
 import { SYNTHETIC_ADMIN, invoke, operationByName } from "../src/operations/index.js";
 import type { EngineRuntime } from "../src/app/engine-runtime.js";
@@ -57,6 +61,56 @@ forEachBackend("operability", (backend) => {
       expect((failure as Error).message).toMatch(/^not ready: the column store: /);
     } finally {
       await broken.close();
+    }
+  });
+
+  // Found by trying the product: /ready said ready with the database dropped (SELECT 1 names none),
+  // and every request that needed a store that had gone away was a 500 with a stack in the log.
+  it("GET /ready is not ready once the ClickHouse database is gone; a store away is a 503, not a 500", async ({ skip }) => {
+    if (h.config.ch.engine !== "server") return skip("chDB lives in the process: it cannot be away");
+    const server = new URL(h.config.ch.location);
+    const database = `jobhouse_ready_${process.pid}_${Date.now()}`;
+    const ch = (query: string) => fetch(`${server.protocol}//${server.host}/`, { method: "POST", body: query });
+    expect((await ch(`CREATE DATABASE ${database}`)).ok).toBe(true);
+    const service = await openService(loadConfig({ ...h.env, SERVICE_CH_URL: `${server.protocol}//${server.host}/${database}` }), { log: createLogger("error") });
+    const readiness = () => invoke(operationByName.get("ready")!, {}, { ...service, principal: SYNTHETIC_ADMIN }).catch((error: unknown) => error);
+    try {
+      expect(await readiness()).toMatchObject({ status: "ready" });
+      expect((await ch(`DROP DATABASE ${database}`)).ok).toBe(true);
+      const failure = await readiness();
+      expect(failure).toMatchObject({ kind: "unavailable", code: "not_ready" });
+      expect((failure as Error).message).toMatch(new RegExp(`the column store: ClickHouse database "${database}" does not exist`));
+    } finally {
+      await service.close();
+      await ch(`DROP DATABASE IF EXISTS ${database}`);
+    }
+    // A ClickHouse that goes away after the service opened it: reached through a proxy, then closed.
+    const sockets = new Set<Socket>();
+    const proxy = createServer((client) => {
+      const upstream = connect(Number(server.port), server.hostname);
+      for (const socket of [client, upstream]) {
+        sockets.add(socket);
+        socket.on("error", () => undefined);
+      }
+      client.pipe(upstream).pipe(client);
+    });
+    await new Promise<void>((resolve) => proxy.listen(0, "127.0.0.1", resolve));
+    const through = new URL(h.config.ch.location);
+    through.port = String((proxy.address() as AddressInfo).port);
+    const away = await openService(loadConfig({ ...h.env, SERVICE_CH_URL: through.toString() }), { log: createLogger("error") });
+    const columns = await away.columns();
+    const probe = await createObject({ x: [1] }, { name: `outage_probe_${Date.now()}`, scope: "global" }, scopePlane({ db: away.db, columns, ids: away.ids, clock: away.clock, jobId: null, taskId: null, attempt: null }));
+    const deleteProbe = () => invoke(operationByName.get("delete_object")!, { name: probe.name }, { ...away, principal: SYNTHETIC_ADMIN }).catch((error: unknown) => error);
+    try {
+      await new Promise<void>((resolve) => {
+        proxy.close(() => resolve());
+        for (const socket of sockets) socket.destroy();
+      });
+      expect(toProblem(await deleteProbe())).toMatchObject({ status: 503, code: "store_unavailable", detail: expect.stringMatching(/^a store did not answer \((ECONNREFUSED|ECONNRESET|socket hang up)/) });
+    } finally {
+      await away.close();
+      proxy.close();
+      await h.http("DELETE", `/api/v0/objects/${probe.name}`);
     }
   });
 

@@ -5,7 +5,7 @@ import { Argument, Command, CommanderError } from "commander";
 import { ConfigError, colorWanted, digitsValue, loadConfig, type Config } from "../core/config.js";
 import { MAX_WORKER_CONCURRENCY, MAX_WORKER_TASKS } from "../core/worker-limits.js";
 import { visibleControls } from "../core/control-chars.js";
-import { ERROR_KINDS, EXIT_CODES, conflict, invalid, isServiceError } from "../core/errors.js";
+import { ERROR_KINDS, EXIT_CODES, conflict, invalid, isServiceError, storeOutage } from "../core/errors.js";
 import { openColumnStore } from "../data/client.js";
 import { type AnyOperation, SYNTHETIC_ADMIN, invoke, operations } from "../operations/index.js";
 import { EXIT_JOB_NOT_COMPLETED, JobNotCompleted, addOperationCommands, type Caller, examplesHelp } from "../surfaces/cli/program.js";
@@ -230,9 +230,10 @@ function reportError(error: unknown, streams: CliStreams): number {
     streams.err(`error: ${visibleControls(error.message)}`);
     return EXIT_USAGE;
   }
-  if (isServiceError(error)) {
-    streams.err(`error: ${visibleControls(error.detail)} (${error.code})`);
-    return ERROR_KINDS[error.kind].exitCode;
+  const failure = storeOutage(error) ?? error;
+  if (isServiceError(failure)) {
+    streams.err(`error: ${visibleControls(failure.detail)} (${failure.code})`);
+    return ERROR_KINDS[failure.kind].exitCode;
   }
   // A defect: the message helps the person at the terminal more than toProblem's generic detail.
   streams.err(`error: unexpected failure: ${visibleControls((error as Error)?.message ?? String(error))}`);

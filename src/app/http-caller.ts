@@ -2,7 +2,7 @@
 
 import { ServiceError, invalid, kindForStatus, unavailable } from "../core/errors.js";
 import { type AnyOperation, fillPath, mountedPath, parseInput } from "../operations/index.js";
-import { failureReason } from "./store-reach.js";
+import { failureReason } from "../core/store-failures.js";
 
 /** The header (and its value) the local server accepts from its own CLI instead of a token. */
 export interface LocalCredential {

@@ -1,6 +1,8 @@
 // Service errors: the kinds an operation may raise, and the one table that maps each kind to
 // its HTTP status, title and CLI exit code (SPEC "Errors", CONTRACT §6/§7).
 
+import { failureReason, isConnectionFailure } from "./store-failures.js";
+
 export type ErrorKind =
   | "not_found"
   | "conflict"
@@ -80,6 +82,8 @@ export interface ProblemBody {
  * `internal` without internals.
  */
 export function toProblem(error: unknown, log?: { error(message: string): void }): ProblemBody {
+  // Not a defect: the surface reports it as the 503 it is (REST logs it once a minute).
+  error = storeOutage(error) ?? error;
   if (!isServiceError(error)) {
     log?.error(`unexpected error: ${(error as Error)?.stack ?? String(error)}`);
     return internalProblem();
@@ -88,6 +92,16 @@ export function toProblem(error: unknown, log?: { error(message: string): void }
   const problem: ProblemBody = { title: info.title, status: info.status, detail: error.detail, code: error.code };
   if (error.retryAfterS !== undefined) problem.retry_after = error.retryAfterS;
   return problem;
+}
+
+/**
+ * A store that stopped answering while a request ran, as the 503 it is: nothing is wrong with the
+ * request or the service, and trying again once the store is back will work. Undefined for any
+ * other error.
+ */
+export function storeOutage(error: unknown): ServiceError | undefined {
+  if (isServiceError(error) || !isConnectionFailure(error)) return undefined;
+  return unavailable(`a store did not answer (${failureReason(error)}): try again shortly (GET /ready says which store)`, "store_unavailable", 5);
 }
 
 /** Exit codes of the CLI that no error kind carries (CONTRACT §7; the kinds' own are in ERROR_KINDS). */

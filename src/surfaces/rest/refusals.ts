@@ -7,20 +7,22 @@ import type { Logger } from "../../core/log.js";
 const WINDOW_MS = 60_000;
 
 export interface RefusalLog {
-  note(status: number, code: string, method: string, route: string): void;
+  /** `detail`, when given, is said with the first of a minute (an outage's reason). */
+  note(status: number, code: string, method: string, route: string, detail?: string): void;
   close(): void;
 }
 
 export function createRefusalLog(log: Logger): RefusalLog {
   const windows = new Map<string, { more: number; timer: NodeJS.Timeout }>();
   // Failed credentials and refused roles matter to whoever guards the server: warn.
-  const level = (status: number) => (status === 401 || status === 403 || status === 429 ? "warn" : "info");
+  // So do the 503s of a store that does not answer.
+  const level = (status: number) => (status === 401 || status === 403 || status === 429 || status === 503 ? "warn" : "info");
   return {
-    note(status, code, method, route) {
+    note(status, code, method, route, detail) {
       const key = `${status} ${code}`;
       const open = windows.get(key);
       if (open) return void (open.more += 1);
-      log[level(status)](`refused ${method} ${route}: ${status} ${code}`, { status, code, method, route });
+      log[level(status)](`refused ${method} ${route}: ${status} ${code}${detail ? `: ${detail}` : ""}`, { status, code, method, route });
       const timer = setTimeout(() => {
         const closing = windows.get(key);
         windows.delete(key);
