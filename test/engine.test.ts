@@ -243,6 +243,24 @@ forEachBackend("engine", (backend) => {
 
   // Found by trying the product: the job failed with the store's "FOREIGN KEY constraint failed",
   // and TaskRef("abc") was stored as plain data.
+  // Found by trying the product: a claim that committed while its connection dropped left its task
+  // RUNNING on a live worker that never ran it, and its job open for good.
+  it("fails and retries a task the store says runs on this worker but which the worker does not run", async () => {
+    const done = await runAndWait(h, entry("hello"));
+    const entryTask = done.tasks[0]!;
+    const workerId = engine.worker().id;
+    const stale = BigInt(Date.now() - 60_000);
+    await h.service.db.updateTable("jobs").set({ status: "RUNNING", completed_at: null, result_ref: null }).where("id", "=", BigInt(done.id)).execute();
+    await h.service.db
+      .updateTable("tasks")
+      .set({ status: "RUNNING", worker_id: workerId, started_at: stale, claimed_at: stale, completed_at: null, result_ref: null })
+      .where("id", "=", BigInt(entryTask.id))
+      .execute();
+    const ended = await waitForJob(h, done.id, 30_000);
+    expect(ended.status).toBe("FAILED");
+    expect(ended.tasks[0]!.error).toMatch(new RegExp(`^worker ${workerId} lost track of attempt 1`));
+  });
+
   it("says a task defined inside a job's function must be defined at its module's top level", async () => {
     const runs = [];
     for (let i = 0; i < 3; i++) runs.push(await runAndWait(h, entry("innerDefinition")));

@@ -15,12 +15,9 @@ import { deleteJob, findExpiredJobs } from "../store/jobs.js";
 import { advanceSchedule, findDueSchedules } from "../store/registered-jobs.js";
 import { listTasksHeldBy } from "../store/tasks.js";
 import { handOnReusedObjects } from "./cleanup.js";
-import { retryOnConflict } from "../store/errors.js";
-import { failAttempt } from "../store/transitions.js";
 import { countFailedAttempts, deleteEndedWorkersBefore, findSilentWorkers, markWorkerLost, recordHeartbeat } from "../store/workers.js";
-import { decideRetry, stateAfterFailure } from "./retry.js";
 import { type FailureNotifierDeps, startFailureNotifier } from "./failure-notifier.js";
-import { endJobIfDone, publishSkipped } from "./runner.js";
+import { retryHeldAttempts } from "./runner.js";
 import { nextFireTime } from "./schedule.js";
 import type { RegisteredJobRow } from "../store/schema.js";
 import type { ChangeFeed } from "./changes.js";
@@ -64,7 +61,7 @@ export async function reapLostWorkers(deps: BackgroundDeps): Promise<number> {
     if (!(await markWorkerLost(deps.db, worker.id, cutoff, now))) continue;
     reaped += 1;
     deps.log.warn(`worker ${worker.id} on ${worker.hostname} (pid ${worker.pid}) is lost: no heartbeat for ${deps.config.workerTimeoutS} s`);
-    await retryTasksOf(deps, worker.id, now);
+    await retryTasksOf(deps, worker.id);
   }
   return reaped;
 }
@@ -83,7 +80,7 @@ export async function reapDeadLocalWorkers(deps: BackgroundDeps): Promise<number
     if (!(await markWorkerLost(deps.db, worker.id, now + 1, now))) continue;
     reaped += 1;
     deps.log.warn(`worker ${worker.id} (pid ${worker.pid}) ended with its process: retrying its tasks now`);
-    await retryTasksOf(deps, worker.id, now);
+    await retryTasksOf(deps, worker.id);
   }
   return reaped;
 }
@@ -100,25 +97,10 @@ function processAlive(pid: number): boolean {
 }
 
 /** The claimed and running tasks of a LOST worker: retried (counting an attempt) or failed. */
-async function retryTasksOf(deps: BackgroundDeps, workerId: bigint, now: number): Promise<void> {
-  let failed = 0;
-  for (const task of await listTasksHeldBy(deps.db, workerId)) {
-    const attempt = Number(task.attempt);
-    const retry = decideRetry({ attempt, maxAttempts: Number(task.max_attempts), backoffMs: Number(task.backoff_ms), retryable: true, nowMs: now, random: Math.random() });
-    const outcome = await retryOnConflict(() =>
-      failAttempt(deps.db, {
-        key: { taskId: task.id, workerId, attempt },
-        error: `worker ${workerId} was lost while running attempt ${attempt}`,
-        retryAtMs: retry.retryAtMs,
-        nowMs: now,
-      }),
-    );
-    if (!outcome.failed) continue;
-    failed += 1;
-    deps.changes.publish({ type: "task", id: task.id, jobId: task.job_id, ...stateAfterFailure(retry, attempt) }, true);
-    publishSkipped(deps, task.job_id, outcome.skipped);
-    if (retry.retryAtMs === null && outcome.jobId !== undefined) await endJobIfDone(deps, outcome.jobId);
-  }
+async function retryTasksOf(deps: BackgroundDeps, workerId: bigint): Promise<void> {
+  const held = await listTasksHeldBy(deps.db, workerId);
+  const failed = await retryHeldAttempts(deps, workerId, held, (attempt) => `worker ${workerId} was lost while running attempt ${attempt}`);
+  if (held.length > 0) deps.log.warn(`worker ${workerId} was lost with ${held.length} task(s): ${failed} failed as attempts (retried where attempts are left)`, { worker_id: workerId });
   await countFailedAttempts(deps.db, workerId, failed);
 }
 

@@ -11,7 +11,8 @@ import { type ClaimRequest, type ClaimResult, completeTaskAndClaim } from "../st
 import { MAX_PENDING_NOTICES } from "../store/failure-notifications.js";
 import { type SkippedTask, missingTasks } from "../store/dependencies.js";
 import type { NewChild } from "../store/transitions.js";
-import { retryOnConflict } from "../store/errors.js";
+import { recordThroughOutage, retryOnConflict } from "../store/errors.js";
+import { statusOfAttempt } from "../store/tasks.js";
 import { refreshStatisticsAfterGrowth } from "../store/statistics.js";
 import { type AttemptKey, failAttempt, finishJobIfDone } from "../store/transitions.js";
 import type { ColumnStore } from "../data/client.js";
@@ -217,8 +218,16 @@ async function runAttempt(
     // One instant for both: the next task never starts before this one completed.
     const now = clock.now();
     handoff.request = objectsMade.size === 0 ? slot.nextClaim(now) : undefined;
-    const completed = await retryOnConflict(() => completeTaskAndClaim(db, { key, resultJson, children, resultReferences: references, nowMs: now }, handoff.request));
-    handoff.claim = completed.claim;
+    let interrupted = false;
+    const completion = await recordThroughOutage((again) => {
+      // A try whose connection dropped may have committed, its claim too: the claim is not asked
+      // again (a task it took is recovered by the worker's sweep for tasks it lost track of).
+      interrupted ||= again;
+      return completeTaskAndClaim(db, { key, resultJson, children, resultReferences: references, nowMs: now }, again ? undefined : handoff.request);
+    });
+    handoff.claim = completion.claim;
+    // A try that committed before its answer was lost: the task is COMPLETED by this attempt.
+    const completed = { completed: completion.completed || (interrupted && (await statusOfAttempt(db, key.taskId, key.workerId, key.attempt)) === "COMPLETED") };
     // Its children and dependents may be ready now.
     if (completed.completed) publishTask("COMPLETED", key.attempt, true);
     log.write("INFO", completed.completed ? `completed in ${clock.now() - started} ms` : "finished, but the task was cancelled or reassigned meanwhile: result discarded");
@@ -260,7 +269,13 @@ async function runAttempt(
       nowMs: clock.now(),
       random: (deps.random ?? Math.random)(),
     });
-    const outcome = await retryOnConflict(() => failAttempt(db, { key, error: message, retryAtMs: retry.retryAtMs, nowMs: clock.now() }, ["RUNNING"]));
+    let interrupted = false;
+    const outcome = await recordThroughOutage((again) => {
+      interrupted ||= again;
+      return failAttempt(db, { key, error: message, retryAtMs: retry.retryAtMs, nowMs: clock.now() }, ["RUNNING"]);
+    });
+    // A try that committed before its answer was lost may have ended the job's last task.
+    if (!outcome.failed && interrupted) await finishJob(deps, task.job_id);
     if (outcome.failed) {
       const after = stateAfterFailure(retry, key.attempt);
       publishTask(after.status, after.attempt);
@@ -366,6 +381,27 @@ export async function endJobIfDone(deps: Pick<EngineDeps, "db" | "clock" | "chan
   else deps.log.warn(`job ${jobId} ${ended.status}: ${ended.error ?? "no error recorded"}`, { job_id: jobId, status: ended.status, error: ended.error });
   if (ended.notice === "full") deps.log.warn(`job ${jobId}: its failure webhook is not notified, ${MAX_PENDING_NOTICES} notices already wait for delivery`, { job_id: jobId });
   return ended.status;
+}
+
+/**
+ * Fails attempts a worker holds in the store but runs no more (its process was lost, or it lost
+ * track of them when a connection dropped after a claim committed), each retried if it has
+ * attempts left (CONTRACT §3); how many were failed.
+ */
+export async function retryHeldAttempts(deps: Pick<EngineDeps, "db" | "clock" | "changes" | "log">, workerId: bigint, tasks: TaskRow[], why: (attempt: number) => string): Promise<number> {
+  let failed = 0;
+  const now = deps.clock.now();
+  for (const task of tasks) {
+    const attempt = Number(task.attempt);
+    const retry = decideRetry({ attempt, maxAttempts: Number(task.max_attempts), backoffMs: Number(task.backoff_ms), retryable: true, nowMs: now, random: Math.random() });
+    const outcome = await retryOnConflict(() => failAttempt(deps.db, { key: { taskId: task.id, workerId, attempt }, error: why(attempt), retryAtMs: retry.retryAtMs, nowMs: now }));
+    if (!outcome.failed) continue;
+    failed += 1;
+    deps.changes.publish({ type: "task", id: task.id, jobId: task.job_id, ...stateAfterFailure(retry, attempt) }, true);
+    publishSkipped(deps, task.job_id, outcome.skipped);
+    if (retry.retryAtMs === null && outcome.jobId !== undefined) await endJobIfDone(deps, outcome.jobId);
+  }
+  return failed;
 }
 
 /** The dependents a final failure skipped: each ended, so each is a change (docs/EVENTS.md). */

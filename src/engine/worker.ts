@@ -5,12 +5,17 @@ import { hostname } from "node:os";
 import type { Store } from "../store/db.js";
 import { type ClaimRequest, type ClaimResult, claimGatedTasks, claimReadyTasks } from "../store/claims.js";
 import type { TaskRow } from "../store/schema.js";
+import { listTasksHeldBy } from "../store/tasks.js";
 import { findRevokedTasks } from "../store/transitions.js";
 import { type AttemptCounts, NO_ATTEMPTS, insertWorker, markWorkerStopped, recordHeartbeat } from "../store/workers.js";
-import { type EngineDeps, type RunningAttempt, abandonAttempt, finishJob, interruptAttempt, startAttempt } from "./runner.js";
+import { type EngineDeps, type RunningAttempt, abandonAttempt, finishJob, interruptAttempt, retryHeldAttempts, startAttempt } from "./runner.js";
 
 /** How long a job that may have ended waits for a claim to ask about it before it is asked alone. */
 const SETTLE_DELAY_MS = 20;
+/** How long after its claim a task this worker holds but does not run counts as lost track of. */
+const LOST_TRACK_AFTER_MS = 10_000;
+/** The longest pause between claims while the store does not answer. */
+const CLAIM_BACKOFF_MAX_MS = 5_000;
 
 export interface WorkerOptions {
   concurrency: number;
@@ -27,6 +32,8 @@ export class Worker {
   readonly id: bigint;
   private readonly running = new Map<bigint, RunningAttempt>();
   private started = 0;
+  /** Claims that failed in a row (the store does not answer): they back off. */
+  private claimFailures = 0;
   /** Completions not yet added to the worker's row (see reportCompletions). */
   private unreported: AttemptCounts = { ...NO_ATTEMPTS };
   /** Jobs in which this worker completed a task since its last claim: has one of them ended? */
@@ -143,6 +150,8 @@ export class Worker {
     const request = this.claimRequest(budget);
     try {
       const claimed = await this.accept(await claimReadyTasks(this.db, request));
+      if (this.claimFailures > 0) this.deps.log.info(`worker ${this.id}: claiming works again after ${this.claimFailures} failure(s)`);
+      this.claimFailures = 0;
       // Slots left: tasks behind run limits, claimed gate by gate (claims.ts claimGatedTasks).
       const left = budget - claimed;
       if (left <= 0 || this.stopping) return claimed;
@@ -151,7 +160,14 @@ export class Worker {
       return gated.tasks.length === 0 ? claimed : claimed + (await this.accept(gated));
     } catch (error) {
       this.returnCandidates(request);
-      this.deps.log.warn(`worker ${this.id}: claiming failed, retrying: ${(error as Error).message}`);
+      // Backing off: a store that does not answer was asked again every few milliseconds, each
+      // failure a log line. The first of a streak is logged, then every tenth.
+      this.claimFailures += 1;
+      const pauseMs = Math.min(CLAIM_BACKOFF_MAX_MS, 100 * 2 ** (this.claimFailures - 1));
+      if (this.claimFailures === 1 || this.claimFailures % 10 === 0) {
+        this.deps.log.warn(`worker ${this.id}: claiming failed (${this.claimFailures} in a row), retrying in ${pauseMs} ms: ${(error as Error).message}`);
+      }
+      await new Promise((resolve) => setTimeout(resolve, pauseMs));
       return 0;
     }
   }
@@ -263,7 +279,24 @@ export class Worker {
       this.unreported.completed += counts.completed;
       this.unreported.failed += counts.failed;
       this.deps.log.warn(`worker ${this.id}: heartbeat failed: ${(error as Error).message}`);
+      return;
     }
+    await this.recoverLostTrack().catch((error: unknown) => this.deps.log.warn(`worker ${this.id}: the check for tasks it lost track of failed: ${(error as Error).message}`));
+  }
+
+  /**
+   * Tasks the store says run here but this worker does not run: a claim (or a completion's claim)
+   * that committed while its connection dropped, so its answer never came. Nobody else would ever
+   * run them (this worker is alive): they fail as attempts and are retried, as a lost worker's are.
+   * A claim just made may not be started yet: only tasks claimed LOST_TRACK_AFTER_MS ago count.
+   */
+  private async recoverLostTrack(): Promise<void> {
+    const before = this.deps.clock.now() - LOST_TRACK_AFTER_MS;
+    const lost = (await listTasksHeldBy(this.db, this.id)).filter((task) => !this.running.has(task.id) && Number(task.started_at ?? task.claimed_at ?? 0) < before);
+    if (lost.length === 0) return;
+    this.deps.log.warn(`worker ${this.id} holds ${lost.length} task(s) it does not run (a claim whose answer was lost): failing them as attempts, to be retried`);
+    const failed = await retryHeldAttempts(this.deps, this.id, lost, (attempt) => `worker ${this.id} lost track of attempt ${attempt} (its claim's answer was lost with a store connection)`);
+    this.unreported.failed += failed;
   }
 
   /**

@@ -1,5 +1,7 @@
 // Turns database facts into domain facts (ARCHITECTURE "Errors").
 
+import { isConnectionFailure } from "../core/store-failures.js";
+
 /** True for a UNIQUE or PRIMARY KEY violation on SQLite or PostgreSQL. */
 export function isUniqueViolation(error: unknown): boolean {
   const code = (error as { code?: unknown } | null)?.code;
@@ -27,6 +29,34 @@ export async function retryOnConflict<T>(record: () => Promise<T>, attempts = 5)
     } catch (error) {
       if (attempt >= attempts || !isTransientConflict(error)) throw error;
       await new Promise((resolve) => setTimeout(resolve, attempt * (2 + Math.random() * 8)));
+    }
+  }
+}
+
+/** How long an outcome waits for its store to answer again before it is left to lost-worker detection. */
+export const OUTAGE_PATIENCE_MS = 30_000;
+
+/**
+ * Records an outcome through conflicts (as retryOnConflict) and through a store that stops
+ * answering, for up to `patienceMs`: what a task did must not be lost, or recorded as its failure,
+ * because a connection dropped. `record` is told whether an earlier try failed with the connection:
+ * that try may have committed before its answer was lost.
+ */
+export async function recordThroughOutage<T>(record: (interrupted: boolean) => Promise<T>, patienceMs = OUTAGE_PATIENCE_MS): Promise<T> {
+  const deadline = Date.now() + patienceMs;
+  let interrupted = false;
+  for (let conflicts = 1, pause = 100; ; ) {
+    try {
+      return await record(interrupted);
+    } catch (error) {
+      if (isTransientConflict(error) && conflicts < 5) {
+        await new Promise((resolve) => setTimeout(resolve, conflicts++ * (2 + Math.random() * 8)));
+        continue;
+      }
+      if (!isConnectionFailure(error) || Date.now() + pause > deadline) throw error;
+      interrupted = true;
+      await new Promise((resolve) => setTimeout(resolve, pause));
+      pause = Math.min(2_000, pause * 2);
     }
   }
 }

@@ -108,6 +108,12 @@ export async function listTasksHeldBy(db: Store, workerId: bigint): Promise<Task
   return db.selectFrom("tasks").selectAll().where("worker_id", "=", workerId).where("status", "in", ["CLAIMED", "RUNNING"]).execute();
 }
 
+/** The status of a task while it is still `attempt` on `workerId`; undefined once it has moved on. */
+export async function statusOfAttempt(db: Store, taskId: bigint, workerId: bigint, attempt: number): Promise<string | undefined> {
+  const row = await db.selectFrom("tasks").select(["status", "worker_id", "attempt"]).where("id", "=", taskId).executeTakeFirst();
+  return row && row.worker_id === workerId && Number(row.attempt) === attempt ? row.status : undefined;
+}
+
 /** Tasks of other jobs that reused a task of this one (a re-run from failure), with their results. */
 export async function findReusersOfJob(db: Store, jobId: bigint): Promise<{ job_id: bigint; result_ref: string | null }[]> {
   return db

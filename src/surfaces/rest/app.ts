@@ -103,9 +103,10 @@ export async function buildHttpApp(
       return reply.code(400).type("application/json").send({ jsonrpc: "2.0", id: null, error: { code: -32700, message: `Parse error: ${(error as Error).message}` } });
     }
     const problem = problemFor(error, service.log);
-    // A 503 (a store that does not answer, not ready) is the operator's to see, once a minute: a
+    // A store that does not answer (or /ready saying so) is the operator's to see, once a minute: a
     // load balancer's probes or every request of an outage would otherwise fill the log.
-    if (problem.status < 500 || problem.status === 503) refusals.note(problem.status, problem.code, request.method, routeLabel(request), problem.status === 503 ? problem.detail : undefined);
+    const outage = problem.code === "store_unavailable" || problem.code === "not_ready";
+    if (problem.status < 500 || outage) refusals.note(problem.status, problem.code, request.method, routeLabel(request), outage ? problem.detail : undefined);
     // Another 5xx the service chose is the operator's to see, as every other 5xx is (a defect's
     // 500 was logged with its stack by problemFor).
     else if (isServiceError(error)) service.log.error(`${request.method} ${request.routeOptions.url ? routeLabel(request) : request.url}: ${problem.status} ${problem.code}: ${problem.detail}`, { status: problem.status, code: problem.code });
