@@ -2,10 +2,10 @@
 // it scans the catalog fails that scan with "schema … does not exist" (3F000), a failure about
 // someone else's schema; the migration is made again. One about its own schema is not retried.
 
-import type { KyselyPlugin } from "kysely";
+import { type KyselyPlugin, sql } from "kysely";
 import { afterAll, describe, expect, it } from "vitest";
 import { type Store, openStore } from "../src/store/db.js";
-import { migrateToLatest } from "../src/store/migrate.js";
+import { migrateToLatest, pendingMigrations } from "../src/store/migrate.js";
 import { BACKENDS, pgSchemaOf } from "./support/backends.js";
 
 const distributed = BACKENDS.find((b) => b.name === "distributed");
@@ -47,6 +47,18 @@ describe.runIf(distributed)("migrations on a shared PostgreSQL database", () => 
     expect(plugin.failed).toBe(2);
     expect(applied).toContain("001-initial");
     expect(await migrateToLatest(db)).toEqual([]);
+  });
+
+  // Found by trying the product: an older build's migrate or server start called a schema a newer
+  // build had migrated "corrupted migrations", so a rolling upgrade's old server could not restart.
+  it("runs on a schema a newer build migrated, and says so when this build's own migrations are missing too", async () => {
+    const { db } = await freshStore();
+    await migrateToLatest(db);
+    await sql`INSERT INTO schema_migrations (name, timestamp) VALUES ('999-from-a-newer-build', '2026-11-24T00:00:00.000Z')`.execute(db);
+    expect(await migrateToLatest(db)).toEqual([]);
+    expect(await pendingMigrations(db)).toEqual([]);
+    await sql`DELETE FROM schema_migrations WHERE name = '016-reused-from-index'`.execute(db);
+    await expect(migrateToLatest(db)).rejects.toThrow("the SQL schema has migrations from a newer build (999-from-a-newer-build) but lacks 016-reused-from-index of this one: migrate it with the newest build");
   });
 
   it("does not retry when its own schema is the one missing", async () => {

@@ -48,6 +48,14 @@ export async function migrateToLatest(db: Kysely<any>): Promise<string[]> {
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 async function migrateOnce(db: Kysely<any>): Promise<string[]> {
+  // A newer build migrated this schema (a rolling upgrade, or a rollback): migrations only add, so
+  // this build runs on it as it is. Kysely's migrator would call that "corrupted migrations".
+  const newer = await unknownMigrations(db);
+  if (newer.length > 0) {
+    const pending = await pendingMigrations(db);
+    if (pending.length === 0) return [];
+    throw new Error(`the SQL schema has migrations from a newer build (${newer.join(", ")}) but lacks ${pending.join(", ")} of this one: migrate it with the newest build`);
+  }
   const { error, results } = await (await migratorFor(db)).migrateToLatest();
   if (error) throw error instanceof Error ? error : new Error(String(error));
   return (results ?? []).filter((r) => r.status === "Success").map((r) => r.migrationName);
@@ -66,6 +74,20 @@ async function migratorFor(db: Kysely<any>): Promise<Migrator> {
     migrationLockTableName: "schema_migrations_lock",
     ...(schema ? { migrationTableSchema: schema } : {}),
   });
+}
+
+/** Migrations the schema has had that this build does not know (a newer build applied them). */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export async function unknownMigrations(db: Kysely<any>): Promise<string[]> {
+  let rows: { name: string }[];
+  try {
+    rows = await db.selectFrom("schema_migrations").select("name").execute();
+  } catch (error) {
+    // An empty database has no migration table yet (42P01 on PostgreSQL).
+    if ((error as { code?: string }).code === "42P01" || /no such table/.test((error as Error).message)) return [];
+    throw error;
+  }
+  return rows.map((row) => row.name).filter((name) => !(name in MIGRATIONS));
 }
 
 /** Migrations this build knows that the schema has not had (all of them on an empty database). */
