@@ -38,6 +38,14 @@ describe("loadConfig", () => {
     expect(() => loadConfig({ SERVICE_WORKER_TIMEOUT: "-3" })).toThrow(/SERVICE_WORKER_TIMEOUT/);
     expect(() => loadConfig({ SERVICE_DEFAULT_PRESERVATION_MODE: "SOME" })).toThrow(/PRESERVATION/);
     expect(() => loadConfig({ SERVICE_AUTH: "users" })).toThrow(/local mode/);
+    // A malformed store URL names its variable (its password hidden), not "unexpected failure: Invalid URL".
+    expect(() => loadConfig({ SERVICE_SQL_URL: "postgres://postgres:pw@[::1:5432/x", SERVICE_CH_URL: "http://127.0.0.1:8123/x" })).toThrow(
+      /^SERVICE_SQL_URL=postgres:\/\/postgres:\*\*\*@\[::1:5432\/x is not a valid URL: it does not parse/,
+    );
+    expect(() => loadConfig({ SERVICE_SQL_URL: "postgres://127.0.0.1/x", SERVICE_CH_URL: "http://127.0.0.1:abc/x" })).toThrow(/^SERVICE_CH_URL=http:\/\/127\.0\.0\.1:abc\/x is not a valid URL/);
+    expect(() => loadConfig({ SERVICE_SQL_URL: "postgres://127.0.0.1/x", SERVICE_CH_URL: "http://u:top%zzsecret@127.0.0.1:8123/x" })).toThrow(
+      /^SERVICE_CH_URL=http:\/\/u:\*\*\*@127\.0\.0\.1:8123\/x is not a valid URL: a malformed percent-encoding/,
+    );
     // A timer holds at most 2^31 - 1 ms: a longer task timeout fired at once.
     expect(() => loadConfig({ SERVICE_TASK_TIMEOUT: "3000000" })).toThrow(/SERVICE_TASK_TIMEOUT must be at most 2147483, got "3000000"/);
     expect(loadConfig({ SERVICE_TASK_TIMEOUT: "2147483" }).taskTimeoutS).toBe(2147483);

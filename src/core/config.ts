@@ -167,8 +167,27 @@ function parseSqlUrl(raw: string | undefined, home: string): SqlTarget {
     const path = raw.slice("sqlite:".length).replace(/^\/\/(?=\/)/, "");
     return { dialect: "sqlite", location: path === "" ? join(home, "local.db") : absolute(path) };
   }
-  if (/^postgres(ql)?:\/\//.test(raw)) return { dialect: "postgres", location: raw };
+  if (/^postgres(ql)?:\/\//.test(raw)) {
+    checkUrl("SERVICE_SQL_URL", raw);
+    return { dialect: "postgres", location: raw };
+  }
   return { dialect: "unknown" as "sqlite", location: raw };
+}
+
+/**
+ * A store URL that parses, with a user, password and path whose percent-encoding is sound; else
+ * one line naming the variable and the URL (password hidden), not "unexpected failure: Invalid URL".
+ */
+function checkUrl(variable: string, raw: string): URL {
+  let url: URL;
+  try {
+    url = new URL(raw);
+    for (const part of [url.username, url.password, url.pathname]) decodeURIComponent(part);
+  } catch (error) {
+    const why = error instanceof URIError ? "a malformed percent-encoding (write % as %25)" : "it does not parse (a bracket, a port that is not a number?)";
+    throw new ConfigError(`${variable}=${redactUrl(raw)} is not a valid URL: ${why}`);
+  }
+  return url;
 }
 
 function parseChUrl(raw: string | undefined, home: string): ColumnTarget {
@@ -180,7 +199,7 @@ function parseChUrl(raw: string | undefined, home: string): ColumnTarget {
     return { engine: "chdb", location: path === "" ? join(home, "chdb") : absolute(path), database };
   }
   if (/^https?:\/\//.test(raw)) {
-    const url = new URL(raw);
+    const url = checkUrl("SERVICE_CH_URL", raw);
     const database = decodeURIComponent(url.pathname.replace(/^\/+|\/+$/g, "")) || "default";
     return { engine: "server", location: raw, database };
   }
