@@ -2,8 +2,8 @@
 // propagation, cancellation, timeouts and task logs.
 
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { existsSync, mkdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { sql } from "kysely";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import type { EngineRuntime } from "../src/app/engine-runtime.js";
@@ -87,6 +87,14 @@ forEachBackend("engine", (backend) => {
       if (attempt < 3) expect(logs.content).toContain(`flaky failure on attempt ${attempt}`);
     }
     expect(flaky.log_path).toMatch(/\/3\.log$/);
+    // A worker with its own SERVICE_LOG_DIR logged them elsewhere than this process would: every
+    // attempt's log is found beside the latest's (attempt 1 was looked for under this one's).
+    const elsewhere = join(dirname(dirname(flaky.log_path!)), `elsewhere-${flaky.id}`);
+    renameSync(dirname(flaky.log_path!), elsewhere);
+    await h.service.db.updateTable("tasks").set({ log_path: join(elsewhere, "3.log") }).where("id", "=", BigInt(flaky.id)).execute();
+    const first = (await h.call("get_task_logs", { id: flaky.id, attempt: 1 })) as TaskLogsView;
+    expect(first).toMatchObject({ available: true, path: join(elsewhere, "1.log") });
+    expect(first.content).toContain("flaky failure on attempt 1");
   });
 
   it("fails a task for good, skips its dependents at once, lets independent work finish", async () => {

@@ -1,7 +1,7 @@
 // get_task_logs: the last 1 MiB of a task attempt's log file (CONTRACT §4 TaskLogsView).
 
 import { open, stat } from "node:fs/promises";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { TaskLogsInput, TaskLogsView } from "../../models/tasks.js";
 import { notFound } from "../../core/errors.js";
 import { leadingContinuationBytes } from "../../core/utf8.js";
@@ -35,7 +35,9 @@ export const getTaskLogs = defineOperation({
         ? null
         : chosen === latest
           ? task.log_path
-          : join(config.logDir, task.job_id.toString(), task.id.toString(), `${chosen}.log`);
+          : // Beside the latest attempt's log: the worker that ran it may log elsewhere than this
+            // process (its own SERVICE_LOG_DIR), and an earlier attempt usually ran there too.
+            join(task.log_path ? dirname(task.log_path) : join(config.logDir, task.job_id.toString(), task.id.toString()), `${chosen}.log`);
     const base = { task_id: task.id.toString(), attempt: chosen, path };
     const tail = path ? await readTail(path, LOG_TAIL_BYTES) : null;
     if (!tail) return { ...base, available: false, size_bytes: null, content: "", truncated: false };
