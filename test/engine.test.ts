@@ -269,14 +269,6 @@ forEachBackend("engine", (backend) => {
     expect(ended.tasks[0]!.error).toMatch(new RegExp(`^worker ${workerId} lost track of attempt 1`));
   });
 
-  it("says a task defined inside a job's function must be defined at its module's top level", async () => {
-    const runs = [];
-    for (let i = 0; i < 3; i++) runs.push(await runAndWait(h, entry("innerDefinition")));
-    const errors = runs.map((run) => run.error).filter((error) => error !== null);
-    expect(errors.length).toBeGreaterThan(0);
-    for (const error of errors) expect(error).toMatch(/task "defined_inside" of .* is defined again while a job runs: define tasks at the top level of their module/);
-  });
-
   it("fails an attempt whose task reference names no task, saying which", async () => {
     const dangling = await runAndWait(h, entry("danglingReference"));
     expect(dangling.status).toBe("FAILED");

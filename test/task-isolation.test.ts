@@ -4,7 +4,7 @@
 
 import { existsSync, mkdtempSync, readFileSync, readdirSync, readlinkSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { EngineRuntime } from "../src/app/engine-runtime.js";
 import type { JobDetail } from "../src/models/jobs.js";
@@ -103,6 +103,18 @@ forEachBackend("task isolation", (backend) => {
     const { result_ref: env } = (await h.call("get_task", { id: seen.id })) as { result_ref: Record<string, string> };
     expect(env.SERVICE_JOB_NOTE).toBe("visible");
     for (const secret of ["SERVICE_ADMIN_PASSWORD", "SERVICE_OPENLINEAGE_TOKEN", "SERVICE_JWT_SECRET", "SERVICE_SQL_URL", "SERVICE_CH_URL", "SERVICE_API_TOKEN"]) expect(env).not.toHaveProperty(secret);
+  });
+
+  it("ends the thread of a task that threw outside its promise chain: its timers stop with it", async () => {
+    const file = join(mkdtempSync(join(tmpdir(), "jobhouse-interval-")), "ticks");
+    const started = (await h.call("run_job", { name: hostile("throwEveryJob"), kwargs: { file } })) as { id: string };
+    const job = await waitForJob(h, started.id);
+    expect(job.tasks.find((t) => t.name === "throw_every")!.error).toMatch(/outside its promise chain: thrown from an interval/);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const size = readFileSync(file).length;
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    expect(readFileSync(file).length).toBe(size);
+    rmSync(dirname(file), { recursive: true, force: true });
   });
 
   it("fails a task that exceeds its memory limit", async () => {

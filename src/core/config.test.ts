@@ -46,6 +46,9 @@ describe("loadConfig", () => {
     expect(() => loadConfig({ SERVICE_SQL_URL: "postgres://127.0.0.1/x", SERVICE_CH_URL: "http://u:top%zzsecret@127.0.0.1:8123/x" })).toThrow(
       /^SERVICE_CH_URL=http:\/\/u:\*\*\*@127\.0\.0\.1:8123\/x is not a valid URL: a malformed percent-encoding/,
     );
+    // pg's own forms still load: a Unix socket with credentials, a bare % in a password.
+    expect(loadConfig({ SERVICE_SQL_URL: "postgres://u:pw@/db?host=/var/run/postgresql", SERVICE_CH_URL: "http://127.0.0.1:8123/x" }).mode).toBe("distributed");
+    expect(loadConfig({ SERVICE_SQL_URL: "postgres://u:50%off@127.0.0.1/db", SERVICE_CH_URL: "http://127.0.0.1:8123/x" }).mode).toBe("distributed");
     // A timer holds at most 2^31 - 1 ms: a longer task timeout fired at once.
     expect(() => loadConfig({ SERVICE_TASK_TIMEOUT: "3000000" })).toThrow(/SERVICE_TASK_TIMEOUT must be at most 2147483, got "3000000"/);
     expect(loadConfig({ SERVICE_TASK_TIMEOUT: "2147483" }).taskTimeoutS).toBe(2147483);

@@ -168,7 +168,8 @@ function parseSqlUrl(raw: string | undefined, home: string): SqlTarget {
     return { dialect: "sqlite", location: path === "" ? join(home, "local.db") : absolute(path) };
   }
   if (/^postgres(ql)?:\/\//.test(raw)) {
-    checkUrl("SERVICE_SQL_URL", raw);
+    // pg reads a bare % in a password as itself: only whether it parses is checked.
+    checkUrl("SERVICE_SQL_URL", raw, { percentChecked: false, socketHost: true });
     return { dialect: "postgres", location: raw };
   }
   return { dialect: "unknown" as "sqlite", location: raw };
@@ -178,11 +179,12 @@ function parseSqlUrl(raw: string | undefined, home: string): SqlTarget {
  * A store URL that parses, with a user, password and path whose percent-encoding is sound; else
  * one line naming the variable and the URL (password hidden), not "unexpected failure: Invalid URL".
  */
-function checkUrl(variable: string, raw: string): URL {
+function checkUrl(variable: string, raw: string, { percentChecked = true, socketHost = false } = {}): URL {
   let url: URL;
   try {
-    url = new URL(raw);
-    for (const part of [url.username, url.password, url.pathname]) decodeURIComponent(part);
+    // pg takes `user:pw@/db?host=/run/postgresql` (a Unix socket), which has no host to parse.
+    url = new URL(socketHost ? raw.replace(/@\//, "@socket/") : raw);
+    if (percentChecked) for (const part of [url.username, url.password, url.pathname]) decodeURIComponent(part);
   } catch (error) {
     const why = error instanceof URIError ? "a malformed percent-encoding (write % as %25)" : "it does not parse (a bracket, a port that is not a number?)";
     throw new ConfigError(`${variable}=${redactUrl(raw)} is not a valid URL: ${why}`);

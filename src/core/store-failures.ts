@@ -31,7 +31,7 @@ export const clickHouseWords = (text: string): string | undefined => /DB::Except
 /** Whether an error says the store did not answer (or would not let us in), not that a statement failed. */
 export function isConnectionFailure(error: unknown): boolean {
   const e = error as Failure | undefined;
-  return failureCodes(e).some(isUnreachableCode) || isTlsFailure(e) || isClickHouseLoginRefusal(e) || /timeout exceeded when trying to connect|Connection terminated|does not support SSL connections|socket hang up/i.test(e?.message ?? "");
+  return failureCodes(e).some(isUnreachableCode) || isTlsFailure(e) || isClickHouseLoginRefusal(e) || /timeout exceeded when trying to connect|Connection terminated|is not queryable|does not support SSL connections|socket hang up/i.test(e?.message ?? "");
 }
 
 /** The shortest telling reason: the error code where there is one (ECONNREFUSED), else its message. */

@@ -15,7 +15,9 @@ export class TaskRef<T = unknown> {
   declare readonly __result?: T;
   constructor(readonly task_id: string) {
     // Anything else would be stored as plain data shaped like a reference, and mean nothing.
-    if (typeof task_id !== "string" || !/^[1-9]\d{0,18}$/.test(task_id)) throw new TypeError(`a task reference takes a task id (decimal digits), got ${JSON.stringify(task_id)}`);
+    if (typeof task_id !== "string" || !/^[1-9]\d{0,18}$/.test(task_id) || BigInt(task_id) >= 2n ** 63n) {
+      throw new TypeError(`a task reference takes a task id (decimal digits), got ${JSON.stringify(task_id)}`);
+    }
   }
   toJSON(): { task_id: string } {
     return { task_id: this.task_id };

@@ -61,7 +61,10 @@ export class TaskThread {
         options.onStray?.(message);
       } else if (message.type === "crash") {
         this.end(new ThreadCrash(`task code threw outside its promise chain: ${message.error.message}`));
-        void this.terminate();
+        // The thread caught the error (task-thread.ts) and lives on: it is ended here, its leftover
+        // work with it (terminate() returns early for a thread that has ended).
+        this.terminating = true;
+        void this.worker.terminate();
       } else this.exchange?.onMessage(message);
     });
     this.worker.on("error", (error: Error & { code?: string }) => {

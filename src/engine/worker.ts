@@ -205,7 +205,8 @@ export class Worker {
         // The attempt no longer runs here once it has settled, its cleanup included, not when its
         // outcome committed: the temp objects a job's last task no longer needs are dropped before
         // the job is reported ended (CONTRACT §4 preservation_mode NONE).
-        this.running.delete(task.id);
+        // Only this attempt's entry: a retry of the task may have been claimed here meanwhile.
+        if (this.running.get(task.id) === attempt) this.running.delete(task.id);
         // However it ended (an attempt whose cleanup failed ends "none" after its outcome was
         // recorded), its job may have ended with it; asking twice is harmless.
         this.noteMayHaveEnded(task.job_id);
@@ -292,7 +293,8 @@ export class Worker {
    */
   private async recoverLostTrack(): Promise<void> {
     const before = this.deps.clock.now() - LOST_TRACK_AFTER_MS;
-    const lost = (await listTasksHeldBy(this.db, this.id)).filter((task) => !this.running.has(task.id) && Number(task.started_at ?? task.claimed_at ?? 0) < before);
+    const runsHere = (task: TaskRow) => this.running.get(task.id)?.key.attempt === Number(task.attempt);
+    const lost = (await listTasksHeldBy(this.db, this.id)).filter((task) => !runsHere(task) && Number(task.started_at ?? task.claimed_at ?? 0) < before);
     if (lost.length === 0) return;
     this.deps.log.warn(`worker ${this.id} holds ${lost.length} task(s) it does not run (a claim whose answer was lost): failing them as attempts, to be retried`);
     const failed = await retryHeldAttempts(this.deps, this.id, lost, (attempt) => `worker ${this.id} lost track of attempt ${attempt} (its claim's answer was lost with a store connection)`);

@@ -41,10 +41,12 @@ describe("recordThroughOutage", () => {
       if (seen.length === 1) throw new Error("Connection terminated unexpectedly");
       if (seen.length === 2) throw failure("ECONNREFUSED");
       if (seen.length === 3) throw failure("40P01");
+      // What a transaction's rollback says once pg's connection broke mid-transaction.
+      if (seen.length === 4) throw new Error("Client has encountered a connection error and is not queryable");
       return "recorded";
     });
     expect(result).toBe("recorded");
-    expect(seen).toEqual([false, true, true, true]);
+    expect(seen).toEqual([false, true, true, true, true]);
   });
 
   it("gives up after its patience, and never repeats a failed statement", async () => {

@@ -45,7 +45,15 @@ export async function login(ctx: ServiceContext, username: string, password: str
   const matches = await verifyPassword(whole ? password : "", user?.password_hash ?? (await decoyHash()));
   if (!user || !matches || !whole || user.disabled) throw unauthorized(REFUSED);
   await clearLoginFailures(ctx.db, username, now - LOGIN_FAILURE_WINDOW_MS);
-  return issuePair(ctx, secret, user, "new", now);
+  // Issued under the user's lock, as a refresh is, with the password and flag checked again: a
+  // password change or a disable made while bcrypt ran must not be followed by a live session.
+  const pair = await ctx.db.transaction().execute(async (tx) => {
+    const current = await lockUser(tx, user.id);
+    if (!current || current.disabled || current.password_hash !== user.password_hash) return null;
+    return issuePair({ ...ctx, db: tx }, secret, current, "new", now);
+  });
+  if (!pair) throw unauthorized(REFUSED);
+  return pair;
 }
 
 /** Records the attempt, or 429 when the window holds LIMIT failures already (a refused attempt is none). */

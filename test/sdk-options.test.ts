@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { job, task } from "./index.js";
+import { type Execution, executions } from "../src/engine/execution.js";
+import { job, task } from "../src/sdk/index.js";
 
 describe("task and job options", () => {
   it("refuses unknown options, fractional retries and timeouts a timer cannot hold", () => {
@@ -10,5 +11,13 @@ describe("task and job options", () => {
     // 3e6 s overflowed Node's timer: the task "timed out" after 1 ms.
     expect(() => task("opts_long", async () => 1, { timeout_s: 3e6 })).toThrow(/timeout_s must be a number from 0.001 to 2147483/);
     expect(task("opts_longest", async () => 1, { timeout_s: 2147483, retries: 2 }).options).toMatchObject({ timeout_s: 2147483, retries: 2 });
+  });
+
+  it("says a task defined inside a job's function must be defined at its module's top level", () => {
+    // Defined while a job runs, it is defined again at the next run on the same thread.
+    const define = () => task("defined_inside", async () => 1);
+    const running = {} as Execution;
+    executions.run(running, define);
+    expect(() => executions.run(running, define)).toThrow(/task "defined_inside" of .* is defined again while a job runs: define tasks at the top level of their module/);
   });
 });
