@@ -30,7 +30,11 @@ export async function signAccessToken(claims: AccessClaims, secret: string, nowM
 }
 
 /** The claims of a valid access token at `nowMs`, or null (bad signature, algorithm, type, shape or expiry). */
+/** A compact JWS as base64url without padding (RFC 7515): jose would also take `=` appended to the signature. */
+const COMPACT_JWS = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/;
+
 export async function verifyAccessToken(token: string, secret: string, nowMs: number): Promise<AccessClaims | null> {
+  if (!COMPACT_JWS.test(token)) return null;
   try {
     const { payload } = await jwtVerify(token, encoder.encode(secret), {
       algorithms: ["HS256"],
