@@ -3,10 +3,10 @@
 // names another executable; the same arguments follow. The server keeps no child pids.
 
 import { spawn } from "node:child_process";
-import { accessSync, closeSync, constants, openSync } from "node:fs";
+import { accessSync, closeSync, constants, openSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { type Config, spawnedWorkerEnvironment } from "../core/config.js";
+import { type Config, commandSearchPath, spawnedWorkerEnvironment } from "../core/config.js";
 import type { Logger } from "../core/log.js";
 import { PRIVATE_FILE_MODE, makePrivateDir } from "../core/private-files.js";
 import type { WorkerSpawner } from "../operations/index.js";
@@ -43,12 +43,23 @@ export const detachedWorkerSpawner =
   };
 
 /** A path that is missing or not executable, said with why (spawn itself only reports it later). */
-function refuseUnrunnable(command: string): void {
-  if (!command.includes("/")) return; // found on PATH by spawn
-  try {
-    accessSync(command, constants.X_OK);
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    throw new Error(code === "ENOENT" ? `${command} does not exist` : code === "EACCES" ? `${command} is not executable` : `${command} cannot be run (${code})`);
+export function refuseUnrunnable(command: string): void {
+  // A bare name is looked for on PATH, as spawn does: its first runnable file, or why none is.
+  const candidates = command.includes("/") ? [command] : commandSearchPath().map((dir) => join(dir, command));
+  let why = `${command} is not found on PATH`;
+  for (const candidate of candidates) {
+    try {
+      accessSync(candidate, constants.X_OK);
+      if (statSync(candidate).isDirectory()) {
+        why = `${candidate} is a directory`;
+        continue;
+      }
+      return;
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code === "ENOENT" && candidates.length > 1) continue;
+      why = code === "ENOENT" ? `${candidate} does not exist` : code === "EACCES" ? `${candidate} is not executable` : `${candidate} cannot be run (${code})`;
+    }
   }
+  throw new Error(why);
 }

@@ -308,3 +308,6 @@ export const taskCodeEnvironment = () => environmentWithout(SERVICE_CREDENTIALS)
 
 /** The environment of a worker the server starts (POST /workers): its own, without the server's secrets. */
 export const spawnedWorkerEnvironment = () => environmentWithout(SERVER_SECRETS);
+
+/** The folders a bare command name is looked for in (PATH), as spawn looks. */
+export const commandSearchPath = (): string[] => (process.env.PATH ?? "").split(":").filter(Boolean);
