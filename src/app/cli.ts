@@ -103,7 +103,6 @@ function readHiddenLine(prompt: string): Promise<string> {
 const credentialOf = (server: { secret?: string }): LocalCredential | undefined =>
   server.secret ? { header: LOCAL_SECRET_HEADER, secret: server.secret } : undefined;
 
-/** Runs the CLI and returns its exit code (CONTRACT §7). */
 /**
  * `help job list` as `job list --help`: commander's help command looks up one word, so it showed
  * the `job` group's help for a subcommand.
@@ -112,6 +111,7 @@ function helpAsOption(argv: string[]): string[] {
   return argv[0] === "help" && argv.length > 2 && argv.slice(1).every((word) => !word.startsWith("-")) ? [...argv.slice(1), "--help"] : argv;
 }
 
+/** Runs the CLI and returns its exit code (CONTRACT §7). */
 export async function runCli(argv: string[], options: CliOptions = {}): Promise<number> {
   const streams = options.streams ?? defaultStreams;
   let service: OpenedService | undefined;

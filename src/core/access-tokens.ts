@@ -29,10 +29,10 @@ export async function signAccessToken(claims: AccessClaims, secret: string, nowM
     .sign(encoder.encode(secret));
 }
 
-/** The claims of a valid access token at `nowMs`, or null (bad signature, algorithm, type, shape or expiry). */
 /** A compact JWS as base64url without padding (RFC 7515): jose would also take `=` appended to the signature. */
 const COMPACT_JWS = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/;
 
+/** The claims of a valid access token at `nowMs`, or null (bad signature, algorithm, type, shape or expiry). */
 export async function verifyAccessToken(token: string, secret: string, nowMs: number): Promise<AccessClaims | null> {
   if (!COMPACT_JWS.test(token)) return null;
   try {

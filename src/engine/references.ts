@@ -119,14 +119,14 @@ export function substituteReferences(value: unknown, results: ReadonlyMap<string
 const substituteEntries = (value: Record<string, unknown>, results: ReadonlyMap<string, unknown>) =>
   Object.fromEntries(Object.entries(value).map(([k, v]) => [k, substituteReferences(v, results)]));
 
+/** Deepest nesting of a stored value (kwargs from outside stop at 64 levels). */
+const MAX_STORED_DEPTH = 500;
+
 /**
  * JSON text of a value with TaskRefs and data objects as markers and marker-shaped plain objects
  * escaped. Throws a clear error for what JSON would change in silence (NaN, a Map, an Error) or
  * cannot hold (a function, a symbol).
  */
-/** Deepest nesting of a stored value (kwargs from outside stop at 64 levels). */
-const MAX_STORED_DEPTH = 500;
-
 export function toStoredJson(value: unknown, what: string, objectNames: ObjectNames = "data"): string {
   // Escapes made here: the object under one's key is stored as it is.
   const escapes = new WeakSet<object>();
