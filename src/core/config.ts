@@ -287,15 +287,15 @@ function positiveNumber<T extends number | null>(env: Env, name: string, fallbac
   return value;
 }
 
+/** What only a server uses: a worker signs and checks no tokens. */
+const SERVER_SECRETS = ["SERVICE_JWT_SECRET", "SERVICE_API_TOKEN", "SERVICE_ADMIN_PASSWORD"];
+
 /**
  * The service's credentials: task code never sees them. Job code is anyone's who may register a
  * job; with the signing secret it could mint admin tokens that outlive its author's account, with
  * the store URLs reach the stores past every check. Its data operations go through the worker.
  */
-const SERVICE_CREDENTIALS = ["SERVICE_JWT_SECRET", "SERVICE_API_TOKEN", "SERVICE_ADMIN_PASSWORD", "SERVICE_SQL_URL", "SERVICE_CH_URL", "SERVICE_OPENLINEAGE_TOKEN"];
-
-/** What only a server uses: a worker signs and checks no tokens. */
-const SERVER_SECRETS = ["SERVICE_JWT_SECRET", "SERVICE_API_TOKEN", "SERVICE_ADMIN_PASSWORD"];
+const SERVICE_CREDENTIALS = [...SERVER_SECRETS, "SERVICE_SQL_URL", "SERVICE_CH_URL", "SERVICE_OPENLINEAGE_TOKEN"];
 
 const environmentWithout = (names: readonly string[]): NodeJS.ProcessEnv => {
   const env = { ...process.env };

@@ -227,11 +227,11 @@ async function runAttempt(
     });
     handoff.claim = completion.claim;
     // A try that committed before its answer was lost: the task is COMPLETED by this attempt.
-    const completed = { completed: completion.completed || (interrupted && (await statusOfAttempt(db, key.taskId, key.workerId, key.attempt)) === "COMPLETED") };
+    const completed = completion.completed || (interrupted && (await statusOfAttempt(db, key.taskId, key.workerId, key.attempt)) === "COMPLETED");
     // Its children and dependents may be ready now.
-    if (completed.completed) publishTask("COMPLETED", key.attempt, true);
-    log.write("INFO", completed.completed ? `completed in ${clock.now() - started} ms` : "finished, but the task was cancelled or reassigned meanwhile: result discarded");
-    if (completed.completed && children.length > 0) {
+    if (completed) publishTask("COMPLETED", key.attempt, true);
+    log.write("INFO", completed ? `completed in ${clock.now() - started} ms` : "finished, but the task was cancelled or reassigned meanwhile: result discarded");
+    if (completed && children.length > 0) {
       // Plans for claiming these children, made with the statistics of a smaller table, are replaced.
       void refreshStatisticsAfterGrowth(db, children.length).catch((error: unknown) =>
         deps.log.debug(`task ${task.id}: the planner's statistics were not refreshed after its fan-out: ${errorMessage(error)}`),
@@ -241,18 +241,18 @@ async function runAttempt(
     // outcome is recorded: a failure here leaves them for the job's end, and must not be taken
     // for the attempt's (whose handling would drop the objects the result handed on).
     if (objectsMade.size > 0) {
-      const drop = completed.completed
+      const drop = completed
         ? dropUnusedTemps(deps, task.job_id, objectsMade, resultJson + children.map((c) => c.row.kwargs).join(""))
         : dropFailedAttemptObjects(deps, task.job_id, objectsMade);
       await drop.catch((error: unknown) => deps.log.warn(`task ${task.id}: its unused temp objects are left for its job's end: ${errorMessage(error)}`));
     }
     // What it read may now be read by no one (NONE jobs); the job's end is the backstop.
-    if (completed.completed) {
+    if (completed) {
       await dropTempsNoLongerRead(deps, task.job_id, kwargsJson).catch((error: unknown) =>
         deps.log.warn(`task ${task.id}: the temp objects it read are left for its job's end: ${errorMessage(error)}`),
       );
     }
-    return completed.completed ? "completed" : "none";
+    return completed ? "completed" : "none";
   } catch (error) {
     if (error instanceof TaskFailure) threadReusable = true;
     if (error instanceof AttemptAbandoned) {

@@ -77,8 +77,11 @@ export async function compileChain(ds: DataScope, node: ChainNode): Promise<Comp
   const compile = async (current: ChainNode): Promise<Compiled> => {
     if ("object" in current) {
       let index = leaves.findIndex((leaf) => leaf.id === current.object.id);
-      if (index < 0) index = leaves.push(current.object) - 1;
-      await checkCurrent(ds, current.object);
+      // Each stored object once, however often the chain reads it (a union with itself).
+      if (index < 0) {
+        await checkCurrent(ds, current.object);
+        index = leaves.push(current.object) - 1;
+      }
       const source = await sourceOf(ds, current.object);
       return { source, sortSql: current.object.sortSql, origin: Object.fromEntries(source.columns.map((c) => [c, [[index, c]]])) };
     }

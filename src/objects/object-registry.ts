@@ -258,9 +258,12 @@ export function rememberColumns(id: bigint, columns: ColumnList): void {
  * held it from before), or undefined while the row exists.
  */
 export async function wasDeleted(ds: DataScope, record: ObjectRecord): Promise<ServiceError | undefined> {
-  const row = await ds.db.selectFrom("data_objects").select("id").where("id", "=", record.id).executeTakeFirst();
-  return row ? undefined : notFound(`data object "${record.name}" was deleted while it was being read`);
+  return (await isRegistered(ds, record)) ? undefined : notFound(`data object "${record.name}" was deleted while it was being read`);
 }
+
+/** Whether the object's registry row (this version of it) still exists. */
+const isRegistered = async (ds: DataScope, record: ObjectRecord): Promise<boolean> =>
+  (await ds.db.selectFrom("data_objects").select("id").where("id", "=", record.id).executeTakeFirst()) !== undefined;
 
 /**
  * Refuses a handle whose object is gone: deleted, or replaced since the handle was taken (a job or
@@ -268,8 +271,7 @@ export async function wasDeleted(ds: DataScope, record: ObjectRecord): Promise<S
  * would take for this version's and lineage would credit to the dropped one).
  */
 export async function checkCurrent(ds: DataScope, record: ObjectRecord): Promise<void> {
-  const row = await ds.db.selectFrom("data_objects").select("id").where("id", "=", record.id).executeTakeFirst();
-  if (row) return;
+  if (await isRegistered(ds, record)) return;
   columnCache.delete(record.id);
   const successor = await findObjectByTable(ds.db, record.table);
   throw notFound(
