@@ -6,7 +6,13 @@
 // the time from the kill until they were ready again (detection: bounded by SERVICE_WORKER_TIMEOUT
 // + one background poll) and until they started (detection plus the wait for a free slot behind
 // the job's other ready tasks).
-// Run: npm run bench:chaos [-- --cycles 100 --tasks 200 --worker-timeout 2]
+//
+// `--fault connections` cuts the processes' PostgreSQL connections instead (pg_terminate_backend of
+// every backend the workers and the background process hold, once or twice 0-500 ms apart, at the
+// same random moment), and kills no process: what a PostgreSQL restart or a network cut does to
+// claims and completions in flight. Nothing is orphaned by a lost worker there; a task is retried
+// only when an attempt it ran could not be recorded, and a process that exits is counted.
+// Run: npm run bench:chaos [-- --cycles 100 --tasks 200 --worker-timeout 2 --fault kill|connections]
 
 import { type ChildProcess, spawn } from "node:child_process";
 import { readFileSync, rmSync } from "node:fs";
@@ -15,6 +21,7 @@ import { openService } from "../src/app/context.js";
 import { loadConfig } from "../src/core/config.js";
 import { createLogger } from "../src/core/log.js";
 import { SYNTHETIC_ADMIN, invoke, operationByName } from "../src/operations/index.js";
+import { sql } from "kysely";
 import { freshStores } from "./distributed-stores.js";
 
 const BIN = join(import.meta.dirname, "..", "bin", "jobhouse.mjs");
@@ -23,6 +30,8 @@ const CYCLES = Number(args.get("--cycles") ?? 100);
 const TASKS = Number(args.get("--tasks") ?? 200);
 const WORKER_TIMEOUT_S = Number(args.get("--worker-timeout") ?? 2);
 const WORKERS = 3;
+const FAULT = args.get("--fault") ?? "kill";
+if (FAULT !== "kill" && FAULT !== "connections") throw new Error(`--fault is kill or connections, got ${FAULT}`);
 /** A job not finished this long after its start is stuck. */
 const STUCK_AFTER_MS = 60_000;
 /** The background loop looks every second (engine/background.ts). */
@@ -33,15 +42,32 @@ const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floo
 
 const stores = await freshStores("chaos");
 const home = stores.home;
-const env = { ...process.env, ...stores.env, SERVICE_WORKER_TIMEOUT: String(WORKER_TIMEOUT_S), SERVICE_LOG_LEVEL: "info" };
-const service = await openService(loadConfig(env), { log: createLogger("error") });
+// The processes' connections carry a name of their own, so a cut finds theirs and not the bench's
+// (nor anything else's in the shared database).
+const APPLICATION = `chaos_${process.pid}`;
+const processUrl = new URL(stores.env.SERVICE_SQL_URL!);
+processUrl.searchParams.set("application_name", APPLICATION);
+const env = { ...process.env, ...stores.env, SERVICE_SQL_URL: processUrl.toString(), SERVICE_WORKER_TIMEOUT: String(WORKER_TIMEOUT_S), SERVICE_LOG_LEVEL: "info" };
+const service = await openService(loadConfig({ ...env, SERVICE_SQL_URL: stores.env.SERVICE_SQL_URL! }), { log: createLogger("error") });
+/** Ends every backend the campaign's processes hold; how many. */
+async function cutConnections(): Promise<number> {
+  const { rows } = await sql<{ n: string }>`SELECT count(pg_terminate_backend(pid)) AS n FROM pg_stat_activity WHERE application_name IN (${APPLICATION}, ${`${APPLICATION}:listener`})`.execute(service.db);
+  return Number(rows[0]?.n ?? 0);
+}
 const admin = { ...service, principal: SYNTHETIC_ADMIN };
 const children = new Set<ChildProcess>();
 
 function start(args: string[], readyLine: RegExp): Promise<ChildProcess> {
   const child = spawn(process.execPath, [BIN, ...args], { env, stdio: ["ignore", "ignore", "pipe"] });
   children.add(child);
-  child.once("exit", () => children.delete(child));
+  child.once("exit", () => {
+    children.delete(child);
+    // In the connections campaign no process is killed: any exit is a failure to survive a cut.
+    if (FAULT === "connections" && !stopping) {
+      totals.processesExited += 1;
+      console.log(`${args.join(" ")} exited during the campaign`);
+    }
+  });
   let output = "";
   return new Promise((resolve, reject) => {
     child.stderr!.on("data", (chunk: Buffer) => {
@@ -55,15 +81,18 @@ function start(args: string[], readyLine: RegExp): Promise<ChildProcess> {
 }
 const startWorker = () => start(["worker", "start", "--concurrency", "4"], /worker \d+ started/);
 
-const totals = { completed: 0, failed: 0, stuck: 0, lost: 0, unfinished: 0, duplicated: 0, extraLines: 0, orphaned: 0, killsThatOrphaned: 0 };
+const totals = { completed: 0, failed: 0, stuck: 0, lost: 0, unfinished: 0, duplicated: 0, extraLines: 0, orphaned: 0, killsThatOrphaned: 0, connectionsCut: 0, processesExited: 0 };
 const detections: number[] = [];
 const recoveries: number[] = [];
+/** Each cycle's job, run → ended (or given up on), as the bench saw it. */
+const jobDurations: number[] = [];
 /** Per retried task: its new start − the kill. */
 const taskRecoveries: number[] = [];
 // Ctrl-C or a TERM ends the campaign at once, through the cleanup below (the cycle cut short is not counted).
 let interrupted = false;
 for (const signal of ["SIGINT", "SIGTERM"] as const) process.once(signal, () => (interrupted = true));
 let cyclesRun = 0;
+let stopping = false;
 try {
   await invoke(operationByName.get("setup")!, {}, admin);
   await start(["background", "start"], /background process started/);
@@ -89,10 +118,19 @@ try {
       if (Number(n) >= progress || Date.now() - started > STUCK_AFTER_MS || interrupted) break;
       await sleep(5);
     }
-    const victim = workers.splice(Math.floor(Math.random() * workers.length), 1)[0]!;
     const killedAt = Date.now();
-    victim.kill("SIGKILL");
-    workers.push(await startWorker());
+    if (FAULT === "kill") {
+      const victim = workers.splice(Math.floor(Math.random() * workers.length), 1)[0]!;
+      victim.kill("SIGKILL");
+      workers.push(await startWorker());
+    } else {
+      totals.connectionsCut += await cutConnections();
+      // Half the time a second cut while the first reconnections are under way.
+      if (Math.random() < 0.5) {
+        await sleep(Math.floor(Math.random() * 500));
+        totals.connectionsCut += await cutConnections();
+      }
+    }
 
     let status = "RUNNING";
     // On Ctrl-C the workers got the signal too (one process group): stop waiting, clean up.
@@ -103,6 +141,8 @@ try {
     }
     if (interrupted) break; // a cycle cut short counts for nothing
     cyclesRun = cycle;
+    const jobMs = Date.now() - started;
+    jobDurations.push(jobMs);
     if (status === "COMPLETED") totals.completed += 1;
     else if (status === "FAILED") totals.failed += 1;
     else totals.stuck += 1;
@@ -148,12 +188,13 @@ try {
       recoveries.push(Math.max(...retried.map((t) => Number(t.started_at))) - killedAt);
     }
     console.log(
-      `cycle ${cycle}: ${status}, ${lost} lost, ${unfinished.length} unfinished, ${duplicated} duplicated, ${retried.length} retried` +
+      `cycle ${cycle}: ${status} in ${jobMs} ms, ${lost} lost, ${unfinished.length} unfinished, ${duplicated} duplicated, ${retried.length} retried` +
         (retried.length > 0 ? `, ready again after ${detections[detections.length - 1]} ms, started after ${recoveries[recoveries.length - 1]} ms` : ""),
     );
     rmSync(file, { force: true });
   }
 } finally {
+  stopping = true;
   for (const child of children) child.kill("SIGTERM");
   await sleep(2000);
   for (const child of children) child.kill("SIGKILL");
@@ -163,11 +204,19 @@ try {
 
 const bound = WORKER_TIMEOUT_S * 1000 + BACKGROUND_POLL_MS;
 console.log(
-  `\n${cyclesRun} cycles of ${TASKS} tasks, ${WORKERS} workers, one kill -9 each: ` +
+  `\n${cyclesRun} cycles of ${TASKS} tasks, ${WORKERS} workers, ${FAULT === "kill" ? "one kill -9" : "one or two cuts of every connection"} each: ` +
+    `${FAULT === "kill" ? "" : `(fault: connections cut, ${totals.connectionsCut} backends ended, ${totals.processesExited} processes exited) `}` +
     `${totals.completed} completed, ${totals.failed} failed, ${totals.stuck} stuck; ` +
     `${totals.lost} tasks lost (no effect), ${totals.unfinished} tasks not completed, ${totals.duplicated} tasks with a duplicated effect (${totals.extraLines} extra lines), ${totals.orphaned} tasks retried; ` +
+    `job run → end median ${median(jobDurations)} ms, max ${Math.max(...jobDurations)} ms` +
+    (totals.killsThatOrphaned === 0 ? "" : "; " + orphanSummary()),
+);
+
+function orphanSummary(): string {
+  return (
     `over ${totals.killsThatOrphaned} kills that orphaned a task: kill → ready again median ${median(detections)} ms, max ${Math.max(...detections)} ms ` +
     `(bound: SERVICE_WORKER_TIMEOUT ${WORKER_TIMEOUT_S} s + one ${BACKGROUND_POLL_MS} ms poll + backoff = ${bound} ms + 50 ms), ` +
     `${detections.filter((d) => d > bound + 50).length} over it; kill → started (latest retried task of each kill) median ${median(recoveries)} ms, max ${Math.max(...recoveries)} ms, ` +
-    `${recoveries.filter((d) => d > bound + 50).length} over the bound; per retried task median ${median(taskRecoveries)} ms, max ${Math.max(...taskRecoveries)} ms`,
-);
+    `${recoveries.filter((d) => d > bound + 50).length} over the bound; per retried task median ${median(taskRecoveries)} ms, max ${Math.max(...taskRecoveries)} ms`
+  );
+}

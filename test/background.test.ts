@@ -5,7 +5,7 @@ import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { type BackgroundDeps, applyRetention, fireDueSchedules, reapLostWorkers } from "../src/engine/background.js";
+import { type BackgroundDeps, applyRetention, fireDueSchedules, reapLostWorkers, startBackgroundLoop } from "../src/engine/background.js";
 import { dropObjectsOfJobs } from "../src/engine/cleanup.js";
 import { recordLoginFailure } from "../src/store/login-failures.js";
 import { insertWorker } from "../src/store/workers.js";
@@ -16,6 +16,7 @@ import type { TaskDetail } from "../src/models/tasks.js";
 import { SYNTHETIC_ADMIN, invoke, operationByName } from "../src/operations/index.js";
 import { forEachBackend } from "./support/backends.js";
 import { entry, runAndWait, waitFor, waitForJob, withEngine } from "./support/engine.js";
+import { storeOutage } from "./support/fixtures.js";
 import { type Harness, startHarness } from "./support/harness.js";
 
 forEachBackend("background loop", (backend) => {
@@ -87,6 +88,45 @@ forEachBackend("background loop", (backend) => {
     } finally {
       await engine.stop();
       await quick.close();
+    }
+  });
+
+  // Found by trying the product: a PostgreSQL outage longer than SERVICE_WORKER_TIMEOUT made every
+  // live worker LOST the moment it ended (they had been unable to heartbeat, as the loop had been
+  // unable to look); they exited and their running tasks ran twice.
+  it("counts a worker's silence only from when the loop could see the store again", async () => {
+    const clock = new ManualClock(Date.now());
+    const timeoutMs = h.service.config.workerTimeoutS * 1000;
+    const outage = storeOutage(h.service.db);
+    const silentWorker = async () => {
+      const id = h.service.ids.next();
+      await insertWorker(h.service.db, { id, hostname: "elsewhere", pid: 1, concurrency: 1, maxTasks: null, nowMs: clock.now() - timeoutMs - 1000 });
+      return id;
+    };
+    const statusOf = async (id: bigint) => (await h.service.db.selectFrom("workers").select("status").where("id", "=", id).executeTakeFirstOrThrow()).status;
+    const ticks = () => new Promise((resolve) => setTimeout(resolve, 150));
+    const loop = startBackgroundLoop({ ...deps(clock), db: outage.db, sweepObjects: undefined }, 20, Number.MAX_SAFE_INTEGER);
+    try {
+      // A loop that has just started has watched no worker for a whole timeout yet.
+      const first = await silentWorker();
+      await ticks();
+      expect(await statusOf(first)).toBe("ACTIVE");
+      clock.advance(timeoutMs + 1);
+      await waitFor("the silent worker to be LOST", async () => (await statusOf(first)) === "LOST");
+      // The store stops answering, then answers again: silence is counted from then.
+      outage.down = true;
+      await ticks();
+      const second = await silentWorker();
+      clock.advance(timeoutMs * 2);
+      await ticks();
+      outage.down = false;
+      await ticks();
+      expect(await statusOf(second)).toBe("ACTIVE");
+      clock.advance(timeoutMs + 1);
+      await waitFor("the second silent worker to be LOST", async () => (await statusOf(second)) === "LOST");
+    } finally {
+      outage.down = false;
+      await loop.stop();
     }
   });
 
@@ -214,10 +254,13 @@ forEachBackend("background loop", (backend) => {
     const engine = await withEngine(h);
     let job: JobDetail;
     try {
-      job = await runAndWait(h, entry("pipeline"), { n: 2 });
+      job = await runAndWait(h, entry("flaky"), { failures: 1 });
     } finally {
       await engine.stop();
     }
+    // Its earlier attempts go with it too.
+    const attemptsOf = () => h.service.db.selectFrom("task_attempts").select("attempt").where("job_id", "=", BigInt(job.id)).execute();
+    expect(await attemptsOf()).toHaveLength(1);
     const logDir = join(h.service.config.logDir, job.id);
     expect(existsSync(logDir)).toBe(true);
     const young = new ManualClock(Date.now() + 86_400_000);
@@ -226,6 +269,7 @@ forEachBackend("background loop", (backend) => {
     expect(await applyRetention(deps(old))).toBeGreaterThanOrEqual(1);
     expect((await h.http("GET", `/api/v0/jobs/${job.id}`)).status).toBe(404);
     expect((await h.http("GET", `/api/v0/tasks/${job.tasks[0]!.id}`)).status).toBe(404);
+    expect(await attemptsOf()).toEqual([]);
     expect(existsSync(logDir)).toBe(false);
   });
 

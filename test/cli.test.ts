@@ -171,6 +171,11 @@ forEachBackend("CLI", (backend) => {
     expect(invalid.code).toBe(4);
     expect(invalid.err).toMatch(/limit/);
     expect((await h.cli("run-job", "etl", "--kwargs", "[1]")).code).toBe(4);
+    // Found by trying the product: the last of two values ran, and nothing was said.
+    const twice = await h.cli("run-job", "etl", "--kwargs", '{"region":"us"}', "--kwargs", '{"region":"eu"}');
+    expect(twice.code).toBe(2);
+    expect(twice.err).toMatch(/--kwargs is given twice: give it once/);
+    expect((await h.cli("job", "list", "-o", "json", "--output", "yaml")).code).toBe(2);
   });
 
   it("--help works everywhere and exits 0", async () => {

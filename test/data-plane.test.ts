@@ -185,9 +185,17 @@ forEachBackend("data plane", (backend) => {
     writeFileSync(join(dir, "t.jsonl"), '{"n":1,"s":"q"}\n{"n":2,"s":"r\\"x"}\n');
     const jsonl = await loadObject(join(dir, "t.jsonl"), {}, scopePlane(ds));
     expect(await jsonl.rows()).toEqual([{ n: 1, s: "q" }, { n: 2, s: 'r"x' }]);
-    // Integers JSON.parse or Float64 would round: refused in JSON lines, UInt64 in a CSV.
-    writeFileSync(join(dir, "big.jsonl"), '{"id":1}\n{"id":9007199254740993}\n');
-    await expect(loadObject(join(dir, "big.jsonl"), {}, scopePlane(ds))).rejects.toThrow(/line 2: the number 9007199254740993 is an integer past 2\^53/);
+    // Integers JSON.parse or Float64 would round: exact in a JSON line's integer column (found by
+    // trying the product: they were refused whatever the column), refused in a float, UInt64 in a CSV.
+    writeFileSync(join(dir, "big.jsonl"), '{"id":1,"n":-9223372036854775808}\n{"id":9007199254740993,"n":5}\n');
+    const bigLines = await loadObject(join(dir, "big.jsonl"), {}, scopePlane(ds));
+    expect((await bigLines.columns()).map((c) => c.type)).toEqual(["Int64", "Int64"]);
+    expect(await bigLines.rows()).toEqual([
+      { id: 1, n: -9223372036854775808n },
+      { id: 9007199254740993n, n: 5 },
+    ]);
+    writeFileSync(join(dir, "big-float.jsonl"), '{"f":1.5}\n{"f":9007199254740993}\n');
+    await expect(loadObject(join(dir, "big-float.jsonl"), { types: { f: "Float64" } }, scopePlane(ds))).rejects.toThrow(/line 2, column "f": 9007199254740993 is an integer past 2\^53, which Float64 cannot hold exactly/);
     writeFileSync(join(dir, "big.csv"), "id\n12345678901234567890\n1\n");
     const big = await loadObject(join(dir, "big.csv"), {}, scopePlane(ds));
     expect((await big.columns()).map((c) => c.type)).toEqual(["UInt64"]);
@@ -248,6 +256,36 @@ forEachBackend("data plane", (backend) => {
     expect(await (await tsv.sort("id")).column("amount")).toEqual([null, 4]);
   });
 
+  // Found by trying the product: chDB refused a quoted field holding an empty line (its inline
+  // data ended there), 18.16 read single quotes as quotes ('a,b' stored as a,b; 'ab'c refused),
+  // and 18.16 said only "Expected end of line" for a header naming a column twice.
+  it("loads any RFC 4180 CSV the same on every engine: empty lines inside quotes, single quotes as text", async () => {
+    const dir = h.service.config.home;
+    writeFileSync(join(dir, "blank.csv"), 'id,s\n1,"a\n\nb"\n2,"c\r\n\r\nd"\n3,y\n');
+    const blank = await loadObject(join(dir, "blank.csv"), {}, scopePlane(ds));
+    expect(await (await blank.sort("id")).column("s")).toEqual(["a\n\nb", "c\r\n\r\nd", "y"]);
+    writeFileSync(join(dir, "single.csv"), "id,s\n1,x\n2,'ab'c\n3,'y'\n");
+    const single = await loadObject(join(dir, "single.csv"), {}, scopePlane(ds));
+    expect(await (await single.sort("id")).column("s")).toEqual(["x", "'ab'c", "'y'"]);
+    writeFileSync(join(dir, "single-comma.csv"), "id,s\n1,'a,b'\n");
+    await expect(loadObject(join(dir, "single-comma.csv"), {}, scopePlane(ds))).rejects.toThrow(/could not be loaded as csv/);
+    writeFileSync(join(dir, "nested.jsonl"), '{"id":1,"o":{"x":1}}\n');
+    await expect(loadObject(join(dir, "nested.jsonl"), {}, scopePlane(ds))).rejects.toThrow(/nested\.jsonl" cannot be loaded: column "o": a column holds objects/);
+    // Found by trying the product: on 18.16 a column of true and false loaded as text, and as Bool
+    // (UInt8 there) it was refused; it is now 1 and 0 there, as createObject's booleans are.
+    writeFileSync(join(dir, "bools.csv"), 'id,flag\n1,true\n2,"false"\n3,\n');
+    const bools = await loadObject(join(dir, "bools.csv"), {}, scopePlane(ds));
+    expect((await bools.columns()).map((c) => c.type)).toEqual(["Int64", features.bool ? "Nullable(Bool)" : "Nullable(UInt8)"]);
+    expect(await (await bools.sort("id")).column("flag")).toEqual(features.bool ? [true, false, null] : [1, 0, null]);
+    writeFileSync(join(dir, "bools.tsv"), "flag\tid\nfalse\t1\ntrue\t2\n");
+    const declared = await loadObject(join(dir, "bools.tsv"), { types: { flag: "Bool" } }, scopePlane(ds));
+    expect(await (await declared.sort("id")).column("flag")).toEqual(features.bool ? [false, true] : [0, 1]);
+    writeFileSync(join(dir, "not-bool.csv"), "id,flag\n1,yes\n");
+    await expect(loadObject(join(dir, "not-bool.csv"), { types: { flag: "Bool" } }, scopePlane(ds))).rejects.toThrow(/row 1, column "flag": "yes" is not a boolean/);
+    writeFileSync(join(dir, "twice.csv"), "a,a,b\n1,2,3\n");
+    await expect(loadObject(join(dir, "twice.csv"), {}, scopePlane(ds))).rejects.toThrow(/the header names column "a" twice/);
+  });
+
   // Only chDB writes Parquet files here: skipped (not passed) on the ClickHouse server.
   it.runIf(backend.name === "local")("loads Parquet where the engine reads it", async () => {
     const path = join(h.service.config.home, "t.parquet");
@@ -266,6 +304,9 @@ forEachBackend("data plane", (backend) => {
     await expect(create({ a: [1] }, { name: "x; DROP TABLE y" })).rejects.toThrow(/must match/);
     await expect(create({ "a b": [1] })).rejects.toThrow(/not a valid column name/);
     await expect(create({ "a`": [1] })).rejects.toThrow(/not a valid column name/);
+    // Found by trying the product: on 18.16 `_part = 5` compared MergeTree's own _part column.
+    await expect(create({ _part: [5] })).rejects.toThrow(/"_part" is the name of a column ClickHouse's tables have of their own/);
+    await expect(obj.select({ _partition_id: "v" })).rejects.toThrow(/of their own/);
     await expect(obj.filter("1; DROP TABLE evil")).rejects.toThrow(/may not contain/);
     await expect(obj.filter("1) OR (1")).rejects.toThrow(/parenthesis/);
     await expect(obj.select({ "x y": "v" })).rejects.toThrow(/not a valid column name/);
@@ -426,6 +467,15 @@ forEachBackend("data plane", (backend) => {
     const odd = await create({ id: [1], constructor: ["c"] });
     await expect(odd.insert([{ id: 2 }])).rejects.toThrow(/no value for column "constructor"/);
     expect(await odd.insert([{ id: 3, constructor: "d" }])).toBe(1);
+  });
+
+  // Found by trying the product: the column was stored as 0 (or "") in silence, from columns and rows.
+  it("stores a column named __proto__ like any other", async () => {
+    const fromColumns = await create(JSON.parse('{"__proto__": [7, 9], "constructor": ["a", "b"], "x": [1, 2]}') as Record<string, unknown[]>);
+    expect(await fromColumns.column("__proto__")).toEqual([7, 9]);
+    expect(await (await fromColumns.filter("__proto__ = 7")).column("x")).toEqual([1]);
+    const fromRows = await create([JSON.parse('{"__proto__": "hello", "x": 1}') as Record<string, unknown>]);
+    expect(await fromRows.column("__proto__")).toEqual(["hello"]);
   });
 
   it("unions chains with objects, in either place", async () => {

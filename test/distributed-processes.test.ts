@@ -8,6 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { openStore } from "../src/store/db.js";
 import { BIN, freePort } from "./support/processes.js";
 import { BACKENDS } from "./support/backends.js";
 import { waitFor } from "./support/engine.js";
@@ -250,6 +251,21 @@ describe.runIf(distributed)("distributed processes", () => {
       expect(await p.exited, `${args.join(" ")}: ${p.log()}`).toBe(0);
       expect(p.log(), args.join(" ")).not.toMatch(/\n\s+at /);
     }
+  });
+
+  // Found by trying the product: a worker declared LOST exited 0, so a supervisor's restart on
+  // failure (systemd Restart=on-failure) left the fleet short after a long store outage.
+  it("a worker the store says is LOST exits with 75, for its supervisor to start it again", async () => {
+    const worker = spawnProcess(["worker", "start"]);
+    const registered = await waitLong("the worker to register", async () => (await workers()).find((w) => w.pid === worker.child.pid && w.status === "ACTIVE"));
+    const db = openStore({ dialect: "postgres", location: stores.SERVICE_SQL_URL! });
+    try {
+      await db.updateTable("workers").set({ status: "LOST" }).where("id", "=", BigInt(registered.id)).execute();
+    } finally {
+      await db.destroy();
+    }
+    expect(await worker.exited, worker.log()).toBe(75);
+    expect(worker.log()).toMatch(/worker \d+ exited: it was declared LOST .*exit code 75/);
   });
 
   it("POST /workers starts a detached worker that registers and obeys stop_worker; a failed start is 503", async () => {

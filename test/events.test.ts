@@ -89,6 +89,8 @@ forEachBackend("the event stream", (backend) => {
       expect(bad.status, query).toBe(422);
       expect(bad.body).toMatchObject({ code: "invalid" });
     }
+    // Found by trying the product: a repeated job_id was said not to be an id.
+    expect((await h.http("GET", "/api/v0/events?job_id=1&job_id=2")).body).toMatchObject({ detail: "job_id is given 2 times: the stream follows one job (or every job, without it)" });
     expect((await h.http("GET", "/api/v0/events?task_id=999999999")).body).toMatchObject({ status: 404, code: "not_found" });
     // An unknown job too (its stream was a 200 that would stay silent for ever).
     expect((await h.http("GET", "/api/v0/events?job_id=999999999")).body).toMatchObject({ status: 404, code: "not_found" });

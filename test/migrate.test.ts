@@ -1,7 +1,10 @@
-// The migrator on a PostgreSQL database that other deployments share: another schema dropped while
+// The migrator on SQLite after a newer build, and on a PostgreSQL database that other deployments share: another schema dropped while
 // it scans the catalog fails that scan with "schema … does not exist" (3F000), a failure about
 // someone else's schema; the migration is made again. One about its own schema is not retried.
 
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { type KyselyPlugin, sql } from "kysely";
 import { afterAll, describe, expect, it } from "vitest";
 import { type Store, openStore } from "../src/store/db.js";
@@ -24,6 +27,25 @@ function droppedSchemaOnce(schema: string, times = 1): KyselyPlugin & { failed: 
     },
   };
 }
+
+/** A rolling upgrade: this build runs on a schema a newer build migrated (SQLite and PostgreSQL). */
+async function expectNewerSchemaAccepted(db: Store): Promise<void> {
+  await migrateToLatest(db);
+  await sql`INSERT INTO schema_migrations (name, timestamp) VALUES ('999-from-a-newer-build', '2026-11-24T00:00:00.000Z')`.execute(db);
+  expect(await migrateToLatest(db)).toEqual([]);
+  expect(await pendingMigrations(db)).toEqual([]);
+  await sql`DELETE FROM schema_migrations WHERE name = '016-reused-from-index'`.execute(db);
+  await expect(migrateToLatest(db)).rejects.toThrow("the SQL schema has migrations from a newer build (999-from-a-newer-build) but lacks 016-reused-from-index of this one: migrate it with the newest build");
+}
+
+it("SQLite: runs on a schema a newer build migrated, and says so when this build's own migrations are missing too", async () => {
+  const db = openStore({ dialect: "sqlite", location: join(mkdtempSync(join(tmpdir(), "jobhouse-migrate-")), "store.db") });
+  try {
+    await expectNewerSchemaAccepted(db);
+  } finally {
+    await db.destroy();
+  }
+});
 
 describe.runIf(distributed)("migrations on a shared PostgreSQL database", () => {
   const envs: Record<string, string>[] = [];
@@ -52,13 +74,7 @@ describe.runIf(distributed)("migrations on a shared PostgreSQL database", () => 
   // Found by trying the product: an older build's migrate or server start called a schema a newer
   // build had migrated "corrupted migrations", so a rolling upgrade's old server could not restart.
   it("runs on a schema a newer build migrated, and says so when this build's own migrations are missing too", async () => {
-    const { db } = await freshStore();
-    await migrateToLatest(db);
-    await sql`INSERT INTO schema_migrations (name, timestamp) VALUES ('999-from-a-newer-build', '2026-11-24T00:00:00.000Z')`.execute(db);
-    expect(await migrateToLatest(db)).toEqual([]);
-    expect(await pendingMigrations(db)).toEqual([]);
-    await sql`DELETE FROM schema_migrations WHERE name = '016-reused-from-index'`.execute(db);
-    await expect(migrateToLatest(db)).rejects.toThrow("the SQL schema has migrations from a newer build (999-from-a-newer-build) but lacks 016-reused-from-index of this one: migrate it with the newest build");
+    await expectNewerSchemaAccepted((await freshStore()).db);
   });
 
   it("does not retry when its own schema is the one missing", async () => {

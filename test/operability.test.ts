@@ -4,6 +4,7 @@
 
 import { type AddressInfo, type Socket, connect, createServer } from "node:net";
 import { afterAll, beforeAll, expect, it, vi } from "vitest";
+import { runCli } from "../src/app/cli.js";
 import { openService } from "../src/app/context.js";
 import { loadConfig } from "../src/core/config.js";
 import { toProblem } from "../src/core/errors.js";
@@ -153,6 +154,24 @@ it("SERVICE_LOG_FORMAT=json writes one object per line; anything else is refused
   expect(lines).toHaveLength(1);
   expect(JSON.parse(lines[0]!)).toEqual({ time: expect.stringMatching(/^\d{4}-/), level: "warn", msg: "job 7 FAILED", job_id: "7", task: "boom" });
   expect(() => loadConfig({ SERVICE_LOG_FORMAT: "xml" })).toThrow(/SERVICE_LOG_FORMAT must be text or json/);
+});
+
+// Found by trying the product: a process's refusal to start was a plain line among JSON records.
+it("under SERVICE_LOG_FORMAT=json a process's refusal to start is a JSON record; a command's error stays a line", async () => {
+  const refusal = async (argv: string[], env: Record<string, string>) => {
+    const err: string[] = [];
+    const code = await runCli(argv, { env: { SERVICE_LOG_FORMAT: "json", ...env }, streams: { out: () => undefined, err: (t) => err.push(t) } });
+    return { code, err: err.join("\n") };
+  };
+  const unreachable = { SERVICE_SQL_URL: "postgres://postgres@127.0.0.1:1/nowhere", SERVICE_CH_URL: "http://127.0.0.1:1/nowhere" };
+  const worker = await refusal(["worker", "start"], unreachable);
+  expect(worker.code).toBe(10);
+  expect(JSON.parse(worker.err)).toEqual({ time: expect.stringMatching(/^\d{4}-/), level: "error", msg: expect.stringMatching(/^PostgreSQL at postgres:\/\/postgres@127\.0\.0\.1:1\/nowhere cannot be reached/) });
+  // A variable that is wrong is refused before the configuration exists: the format is still heard.
+  const background = await refusal(["background", "start"], { SERVICE_AUTH: "bogus" });
+  expect(background.code).toBe(2);
+  expect(JSON.parse(background.err)).toMatchObject({ level: "error", msg: 'SERVICE_AUTH must be "token" or "users", got "bogus"' });
+  expect((await refusal(["job", "list"], { SERVICE_AUTH: "bogus" })).err).toBe('error: SERVICE_AUTH must be "token" or "users", got "bogus"');
 });
 
 it("logs one line per class of refused request a minute, then how many more came", () => {

@@ -80,6 +80,7 @@ const scenarios: Scenario[] = [
   { op: "list_jobs", arrange: async () => ({ limit: 10 }) },
   { op: "get_job", arrange: async () => ({ ref: "parity" }) },
   { op: "job_stats", arrange: async () => ({ ref: "parity" }) },
+  { op: "list_job_attempts", mcp: false, arrange: async () => ({ ref: "parity", limit: 10 }) },
   { op: "cancel_job", arrange: async (h) => ({ ref: ((await h.call("run_job", { name: "test/fixtures/jobs.ts:hello" })) as { id: string }).id }) },
   { op: "run_job", arrange: async () => ({ name: "parity", kwargs: { n: 3 } }) },
   {

@@ -12,6 +12,7 @@ import type { JobDetail } from "../src/models/jobs.js";
 import { BACKENDS } from "./support/backends.js";
 import { browserAvailable, launchBrowser, type PageRecord, record } from "./support/browser.js";
 import { entry, runAndWait, waitFor, waitForJob, withEngine } from "./support/engine.js";
+import { insertWorker } from "../src/store/workers.js";
 import { addWorker } from "./support/fixtures.js";
 import { type Harness, startHarness } from "./support/harness.js";
 
@@ -129,6 +130,22 @@ async function heading(page: Page): Promise<string> {
     await page.getByRole("figure", { name: `Task graph of job ${sales.id}` }).getByRole("link", { name: /^report / }).click({ timeout: 5_000 });
     await page.getByRole("heading", { level: 1, name: /^Task report/ }).waitFor();
     expect(new URL(page.url()).search).toBe(`?p=task&id=${report.id}`);
+  });
+
+  // Found by trying the product: a task retried twice showed one bar, its last attempt's, at the
+  // end of an axis its failed attempts and their backoff filled (CONTRACT §11: a timeline of attempts).
+  it("draws every attempt of a retried task on the timeline, failed ones with their error", async () => {
+    const flaky = await runAndWait(h, entry("flaky"), { failures: 2 });
+    const retried = flaky.tasks.find((t) => t.attempt === 3)!;
+    await page.goto(`${base}/?p=job&id=${flaky.id}`);
+    const row = page.getByRole("table", { name: "Timeline of task attempts" }).getByRole("row").filter({ has: page.getByRole("rowheader", { name: retried.name }) }).last();
+    await row.locator(".timeline-bar").nth(2).waitFor();
+    const bars = await row.locator(".timeline-bar .visually-hidden").allTextContents();
+    expect(bars).toEqual([
+      expect.stringMatching(/^flaky: attempt 1, FAILED, .*: flaky failure on attempt 1$/),
+      expect.stringMatching(/^flaky: attempt 2, FAILED, .*: flaky failure on attempt 2$/),
+      expect.stringMatching(/^flaky: attempt 3, COMPLETED, /),
+    ]);
   });
 
   // Found by trying the product: past the first 1,000 tasks of a job, no task could be reached.
@@ -499,6 +516,10 @@ const ACCESS_TTL_S = 300;
     await page.getByRole("button", { name: "Start worker" }).click();
     await page.getByRole("status").filter({ hasText: "Starting: it appears here once it registers." }).waitFor();
     expect(await page.getByRole("alert").count()).toBe(0);
+    // Found by trying the product: the note stayed after the worker had registered.
+    await insertWorker(h.service.db, { id: h.service.ids.next(), hostname: "started-from-the-page", pid: 4242, concurrency: 4, maxTasks: null, nowMs: Date.now() });
+    await page.getByRole("cell", { name: "started-from-the-page" }).waitFor();
+    await page.getByRole("status").filter({ hasText: "Starting:" }).waitFor({ state: "detached" });
     await page.close();
   });
 
@@ -533,6 +554,23 @@ const ACCESS_TTL_S = 300;
     await page.getByRole("heading", { level: 1, name: "Sign in" }).waitFor();
     expect(await page.evaluate(() => localStorage.getItem("jobhouse.refresh_token"))).toBeNull();
     expect((await h.http("POST", "/api/v0/auth/refresh", { refresh_token: token })).status).toBe(401);
+    expect(await page.getByText("Your session has ended").count()).toBe(0);
+    await page.close();
+  });
+
+  // Found by trying the product: a session the server ended showed the login view with no word why.
+  it("says so when the server ended the session, and not after a sign-out", async () => {
+    const page = await browser.newPage();
+    await page.goto(base + "/?p=jobs");
+    await signIn(page, "root", "root password");
+    await page.getByRole("heading", { level: 1, name: "Jobs" }).waitFor();
+    const token = await page.evaluate(() => localStorage.getItem("jobhouse.refresh_token"));
+    expect((await h.http("POST", "/api/v0/auth/logout", { refresh_token: token })).status).toBe(204);
+    clock.advance((ACCESS_TTL_S + 5) * 1000);
+    await page.getByRole("heading", { level: 1, name: "Sign in" }).waitFor();
+    await page.getByRole("status").filter({ hasText: "Your session has ended (it expired or was revoked): sign in again." }).waitFor();
+    await signIn(page, "root", "root password");
+    await page.getByRole("heading", { level: 1, name: "Jobs" }).waitFor();
     await page.close();
   });
 

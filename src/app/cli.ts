@@ -2,7 +2,7 @@
 // lifecycles that are not operations (local start, worker start, background start, migrate).
 
 import { Argument, Command, CommanderError } from "commander";
-import { ConfigError, colorWanted, digitsValue, loadConfig, type Config } from "../core/config.js";
+import { ConfigError, colorWanted, digitsValue, loadConfig, requestedLogFormat, type Config } from "../core/config.js";
 import { MAX_WORKER_CONCURRENCY, MAX_WORKER_TASKS } from "../core/worker-limits.js";
 import { visibleControls } from "../core/control-chars.js";
 import { ERROR_KINDS, EXIT_CODES, conflict, invalid, isServiceError, storeOutage } from "../core/errors.js";
@@ -119,6 +119,8 @@ export async function runCli(argv: string[], options: CliOptions = {}): Promise<
   const getConfig = () => (config ??= loadConfig(options.env));
   let schemaChecked: Promise<void> | undefined;
   let exitCode = 0;
+  // A long-running process (a server, a worker, the background loop) logs; a command prints.
+  let runsProcess = false;
   const setExitCode = (code: number) => (exitCode = code);
   // The command reports its own outcome; the service's lines (a job's end when `--wait` runs it
   // here) would say it twice. Errors still show, and everything with SERVICE_LOG_LEVEL=debug.
@@ -190,7 +192,7 @@ export async function runCli(argv: string[], options: CliOptions = {}): Promise<
     return watchInProcess((await getService()).changes);
   };
   addOperationCommands(program, operations, call, { ...streams, ensureExecution, watchEvents, readLine: options.readLine ?? readStdinLine });
-  addLifecycleCommands(program, getConfig, streams, setExitCode);
+  addLifecycleCommands(program, getConfig, streams, setExitCode, () => (runsProcess = true));
   program
     .command("completion")
     .description('Print a completion script for your shell: eval "$(jobhouse completion bash)" (or zsh); jobhouse completion fish | source')
@@ -203,10 +205,18 @@ export async function runCli(argv: string[], options: CliOptions = {}): Promise<
     await program.parseAsync(helpAsOption(argv), { from: "user" });
     return exitCode;
   } catch (error) {
-    return reportError(error, streams);
+    // Under SERVICE_LOG_FORMAT=json a process's refusal to start is a log record like its others.
+    const asRecord = runsProcess && requestedLogFormat(options.env) === "json";
+    return reportError(error, asRecord ? { ...streams, err: jsonErrorRecord(streams) } : streams);
   } finally {
     await service?.close().catch(() => undefined);
   }
+}
+
+/** `error: <text>` as the one-line JSON record the process's logger writes at error level. */
+function jsonErrorRecord(streams: CliStreams): (line: string) => void {
+  const logger = createLogger("error", (line) => streams.err(line.trimEnd()), "json");
+  return (line) => logger.error(line.replace(/^error: /, ""));
 }
 
 function allCommands(command: Command): Command[] {
@@ -260,6 +270,7 @@ function addLifecycleCommands(
   getConfig: () => Config,
   streams: CliStreams,
   setExitCode: (code: number) => void,
+  startsProcess: () => void,
 ): void {
   const local = program.commands.find((c) => c.name() === "local") ?? program.command("local").description("local mode commands");
   local
@@ -270,6 +281,7 @@ function addLifecycleCommands(
     .option("--reload", "restart when the sources change (development)")
     .addHelpText("after", examplesHelp(["jobhouse local start", "SERVICE_HOME=/srv/jobhouse jobhouse local start --port 8080 --concurrency 8"]))
     .action(async (options: { port: string; reload?: boolean; concurrency?: string }) => {
+      startsProcess();
       const server = { port: parsePort(options.port), concurrency: options.concurrency ? parsePositive("--concurrency", options.concurrency) : undefined };
       setExitCode(options.reload ? await runWithReload(server) : await runLocalServer(getConfig(), server));
     });
@@ -284,6 +296,7 @@ function addLifecycleCommands(
     .option("--tls-key <file>", "PEM private key of --tls-cert")
     .addHelpText("after", examplesHelp(["SERVICE_SQL_URL=postgres://jobhouse@db/jobhouse SERVICE_CH_URL=http://ch:8123/jobhouse jobhouse server start --host 0.0.0.0"]))
     .action(async (options: { host: string; port: string; tlsCert?: string; tlsKey?: string }) => {
+      startsProcess();
       setExitCode(await runServer(getConfig(), { host: options.host, port: parsePort(options.port), tlsCert: options.tlsCert, tlsKey: options.tlsKey }));
     });
 
@@ -333,6 +346,7 @@ function addLifecycleCommands(
     .option("--concurrency <n>", "tasks run at once (default SERVICE_WORKER_CONCURRENCY or 4)")
     .addHelpText("after", examplesHelp(["jobhouse worker start --concurrency 8", "jobhouse worker start --max-tasks 1000   # exit after 1,000 tasks (recycle memory)"]))
     .action(async (options: { maxTasks?: string; concurrency?: string }) => {
+      startsProcess();
       const config = getConfig();
       setExitCode(
         await runWorkerProcess(config, {
@@ -347,5 +361,8 @@ function addLifecycleCommands(
     .command("start")
     .description("Run the background loop: lost workers, schedules, retention, temp cleanup (distributed mode)")
     .addHelpText("after", examplesHelp(["jobhouse background start"]))
-    .action(async () => setExitCode(await runBackgroundProcess(getConfig())));
+    .action(async () => {
+      startsProcess();
+      setExitCode(await runBackgroundProcess(getConfig()));
+    });
 }

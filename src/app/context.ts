@@ -9,6 +9,7 @@ import { createEventHub } from "../engine/event-hub.js";
 import { createJobInspector } from "../engine/job-inspector.js";
 import { type OpenLineageEmitter, startOpenLineage } from "../engine/openlineage/index.js";
 import type { ThreadOptions } from "../engine/thread-pool.js";
+import { FailureStreak } from "../core/failure-streak.js";
 import { createLogger, type Logger } from "../core/log.js";
 import { type ColumnStore, openColumnStore } from "../data/client.js";
 import type { ServiceContext } from "../operations/index.js";
@@ -47,6 +48,54 @@ export interface OpenServiceOptions {
 
 const LEASE_TTL_MS = 10 * 60_000;
 
+/** Retried this soon after a renewal failed, rather than a third of the lease later. */
+const LEASE_RETRY_MS = 10_000;
+
+/**
+ * Renews this process's snowflake node lease while it runs. A renewal the store did not answer is
+ * tried again within seconds, so an outage shorter than the lease keeps it. A lease another
+ * process took meanwhile (an outage longer than the lease) means two processes now make ids with
+ * the same node: this one exits at once, with a line saying why, for its supervisor to restart it.
+ */
+export function keepNodeLease(
+  db: Store,
+  node: number,
+  holder: string,
+  clock: Clock,
+  log: Logger,
+  timing: { everyMs: number; retryMs: number; onLost: () => void } = { everyMs: LEASE_TTL_MS / 3, retryMs: LEASE_RETRY_MS, onLost: () => process.exit(EXIT_START_AGAIN) },
+): { stop(): void } {
+  const failures = new FailureStreak(log, `the renewal of snowflake node ${node}'s lease`);
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const renewIn = (ms: number) => {
+    timer = setTimeout(renew, ms);
+    timer.unref();
+  };
+  const renew = async () => {
+    try {
+      const kept = await renewNode(db, node, holder, clock.now(), LEASE_TTL_MS);
+      failures.succeeded();
+      if (!kept) {
+        log.error(`snowflake node ${node} is leased by another process now (this one could not renew its lease for ${LEASE_TTL_MS / 60_000} minutes): exiting, so that no two processes make the same ids`);
+        return timing.onLost();
+      }
+      renewIn(timing.everyMs);
+    } catch (error) {
+      failures.failed(error, `retrying in ${timing.retryMs / 1000} s`);
+      renewIn(timing.retryMs);
+    }
+  };
+  renewIn(timing.everyMs);
+  return { stop: () => clearTimeout(timer) };
+}
+
+/**
+ * The exit code of a process that ended for a reason a new start mends (EX_TEMPFAIL): it lost its
+ * snowflake node lease, or the worker was declared LOST. Not 0, so a supervisor's restart on
+ * failure starts it again.
+ */
+export const EXIT_START_AGAIN = 75;
+
 export async function openService(config: Config, options: OpenServiceOptions = {}): Promise<OpenedService> {
   const clock = options.clock ?? systemClock;
   const log = options.log ?? createLogger(config.logLevel, undefined, config.logFormat);
@@ -54,10 +103,7 @@ export async function openService(config: Config, options: OpenServiceOptions = 
 
   const holder = `${hostname()}:${process.pid}:${Math.random().toString(36).slice(2, 8)}`;
   const { node, migrated } = await leaseNodeOrMigrate(db, holder, clock);
-  const renewal = options.longRunning
-    ? setInterval(() => void renewNode(db, node, holder, clock.now(), LEASE_TTL_MS).catch((e) => log.warn(`node lease renewal failed: ${e}`)), LEASE_TTL_MS / 3)
-    : undefined;
-  renewal?.unref();
+  const renewal = options.longRunning ? keepNodeLease(db, node, holder, clock, log) : undefined;
 
   let columnStore: Promise<ColumnStore> | undefined;
   // A ClickHouse that does not answer is one line naming it; the next call tries again.
@@ -101,7 +147,7 @@ export async function openService(config: Config, options: OpenServiceOptions = 
       onError: (error) => log.warn(`event stream: ${(error as Error)?.message ?? error}`),
     }),
     async close() {
-      if (renewal) clearInterval(renewal);
+      renewal?.stop();
       // Before the stores close: the last events are built from them (bounded: emitter.ts FLUSH_MS).
       await openLineage?.close();
       await changes.close();
@@ -121,7 +167,8 @@ export async function openService(config: Config, options: OpenServiceOptions = 
 async function openChangeFeed(config: Config, db: Store, log: Logger, listen: boolean): Promise<ChangeFeed> {
   const onError = (error: unknown) => log.warn(`change feed: ${(error as Error)?.message ?? error}`);
   if (config.sql.dialect !== "postgres") return createLocalChangeFeed((error) => log.error(`a change listener failed: ${(error as Error)?.stack ?? error}`));
-  return createSharedChangeFeed(openNotifyChannel(db, config.sql.location, onError), { listen, onError });
+  const onReconnected = () => log.info("change feed: listening again");
+  return createSharedChangeFeed(openNotifyChannel(db, config.sql.location, onError, onReconnected), { listen, onError });
 }
 
 /**

@@ -10,9 +10,9 @@ import { describeJobFor } from "./job-describer.js";
 import { dropObjectsOfJobs, sweepFinishedTemps } from "../engine/cleanup.js";
 import { type Store, openStore } from "../store/db.js";
 import { pendingMigrations } from "../store/migrate.js";
-import { openService } from "./context.js";
+import { EXIT_START_AGAIN, openService } from "./context.js";
 import { GRACE_PERIOD_MS, startEngine } from "./engine-runtime.js";
-import { holdProcessOpen, listenForStop, stepUnlessStopped } from "./signals.js";
+import { STOP_BOUND_MS, exitIfStopHangs, holdProcessOpen, listenForStop, stepUnlessStopped } from "./signals.js";
 import { checkClickHouseReachable, clickHouseUnreachable, sqlUnreachable } from "./store-reach.js";
 
 function requireDistributed(config: Config, what: string): void {
@@ -62,8 +62,16 @@ export async function runWorkerProcess(config: Config, options: { concurrency: n
     const why = await Promise.race([stop.signal, engine.finished().then(() => "done")]);
     // CONTRACT §9: after a signal, running tasks get the grace period; what still runs then fails
     // as an attempt and is retried elsewhere, rather than holding the process (and its tasks) for good.
-    if (why !== "done") service.log.info(`worker ${id} got ${why}: its running tasks get ${GRACE_PERIOD_MS / 1000} s to finish`);
+    if (why !== "done") {
+      service.log.info(`worker ${id} got ${why}: its running tasks get ${GRACE_PERIOD_MS / 1000} s to finish`);
+      exitIfStopHangs(service.log, `worker ${id}`, GRACE_PERIOD_MS + STOP_BOUND_MS);
+    }
     await engine.stop(why === "done" ? {} : { graceMs: GRACE_PERIOD_MS });
+    if (engine.worker().declaredLost) {
+      // Its tasks were retried elsewhere; a new start makes a new worker (a supervisor restarts it).
+      service.log.warn(`worker ${id} exited: it was declared LOST (no heartbeat reached the store for SERVICE_WORKER_TIMEOUT); exit code ${EXIT_START_AGAIN}`);
+      return EXIT_START_AGAIN;
+    }
     service.log.info(`worker ${id} stopped`);
     return 0;
   } finally {
@@ -90,6 +98,7 @@ export async function runBackgroundProcess(config: Config): Promise<number> {
     service.log.info(`background process started (pid ${process.pid})`);
     const why = await stop.signal;
     service.log.info(`background process got ${why}: stopping`);
+    exitIfStopHangs(service.log, "the background process", STOP_BOUND_MS);
     await loop.stop();
     return 0;
   } finally {

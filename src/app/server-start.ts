@@ -19,7 +19,7 @@ import { Username } from "../models/auth.js";
 import { countUsers, insertFirstUser } from "../store/users.js";
 import { WEB_ROOT, runLocalServer } from "./local-start.js";
 import { ensurePortFree, listenOrRefuse } from "./listen.js";
-import { listenForStop, stepUnlessStopped } from "./signals.js";
+import { STOP_BOUND_MS, exitIfStopHangs, listenForStop, stepUnlessStopped } from "./signals.js";
 import { checkReachable } from "./store-reach.js";
 
 /** Where `server start` listens without --host, and the only address of local mode. */
@@ -60,6 +60,7 @@ export async function runServer(config: Config, options: ServerStartOptions): Pr
     const port = await listenOrRefuse(app, options.host, options.port);
     service.log.info(`jobhouse ${service.version} listening on ${tls ? "https" : "http"}://${isIPv6(options.host) ? `[${options.host}]` : options.host}:${port} (distributed mode, no workers in this process)`);
     service.log.info(`got ${await stop.signal}: shutting down`);
+    exitIfStopHangs(service.log, "the server", STOP_BOUND_MS);
     await app.close();
     return 0;
   } finally {

@@ -1,6 +1,9 @@
 // How a long-running process of the binary learns to stop: SIGINT (a terminal's Ctrl-C) or SIGTERM
 // (a supervisor), whichever comes first.
 
+import { ERROR_KINDS } from "../core/errors.js";
+import type { Logger } from "../core/log.js";
+
 /** What bin/early-stop.mjs leaves for a long-running command: a signal heard while loading. */
 interface EarlyStop {
   signal: NodeJS.Signals | undefined;
@@ -73,4 +76,22 @@ export async function stepUnlessStopped(stop: StopListener, step: () => Promise<
 export function holdProcessOpen(): () => void {
   const timer = setInterval(() => undefined, 2 ** 30);
   return () => clearInterval(timer);
+}
+
+/** How long past its own grace a process asked to stop may take before it ends regardless. */
+export const STOP_BOUND_MS = 10_000;
+
+/**
+ * Once a process is asked to stop: a shutdown that hangs (a statement waiting on a PostgreSQL that
+ * stopped answering without closing the connection) ends the process anyway after `boundMs`, with
+ * a line saying so and exit code 10, rather than holding it until a supervisor's SIGKILL. The
+ * timer holds nothing open: a shutdown that finishes exits as it would.
+ */
+export function exitIfStopHangs(log: Logger, what: string, boundMs: number, exit: (code: number) => void = (code) => process.exit(code)): () => void {
+  const timer = setTimeout(() => {
+    log.error(`${what} did not stop within ${boundMs / 1000} s (a store that does not answer?): exiting without a clean stop`);
+    exit(ERROR_KINDS.internal.exitCode);
+  }, boundMs);
+  timer.unref();
+  return () => clearTimeout(timer);
 }

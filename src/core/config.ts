@@ -79,6 +79,14 @@ export class ConfigError extends Error {
 
 type Env = Record<string, string | undefined>;
 
+/**
+ * The log format asked for, read alone: a process that refuses to start (another variable is
+ * wrong, a store does not answer) still writes its refusal as its log shipper expects it.
+ */
+export function requestedLogFormat(env: Env = process.env): "text" | "json" {
+  return nonEmpty(env.SERVICE_LOG_FORMAT)?.toLowerCase() === "json" ? "json" : "text";
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const home = absolute(nonEmpty(env.SERVICE_HOME) ?? join(homedir(), ".jobhouse"));
   const sqlRaw = nonEmpty(env.SERVICE_SQL_URL);

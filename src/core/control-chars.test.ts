@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { createLogger } from "./log.js";
-import { logLineText, visibleControls } from "./control-chars.js";
+import { logLineText, visibleBidi, visibleControls } from "./control-chars.js";
 
 const hostile = "\u001b[2J\u001b[31mFAKE\u001b]0;pwned\u0007 \r\n  hidden\u009b1m";
 
@@ -8,6 +8,13 @@ describe("control characters from outside", () => {
   it("are written as visible escapes, tab and newline kept", () => {
     expect(visibleControls(hostile)).toBe("\\x1b[2J\\x1b[31mFAKE\\x1b]0;pwned\\x07 \\x0d\n  hidden\\x9b1m");
     expect(visibleControls("a\tb\nc é ✓")).toBe("a\tb\nc é ✓");
+  });
+
+  // Found by trying the product: "\u202eevil RTL" showed as "LTR live".
+  it("shows the characters that reorder text as escapes, on a terminal and in the web app", () => {
+    expect(visibleControls("ok \u202eevil\u202c \u2067x\u2069")).toBe("ok \\u202eevil\\u202c \\u2067x\\u2069");
+    expect(visibleBidi("\u202e\u001b")).toBe("\\u202e\u001b");
+    expect(visibleBidi("שלום\u200f!")).toBe("שלום\u200f!");
   });
 
   it("cannot forge a record of a text log: each further line is indented", () => {

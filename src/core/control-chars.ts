@@ -8,9 +8,24 @@ const CONTROLS = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g;
 
 const escaped = (char: string): string => `\\x${char.charCodeAt(0).toString(16).padStart(2, "0")}`;
 
-/** Control characters (but tab and newline) as `\x1b`-style text. */
+/**
+ * The characters that reorder the text after them (bidirectional embeddings, overrides and
+ * isolates): a task's "\u202eevil" showed as "live", so job code could disguise a log line, an
+ * error or an argument. They are shown as `\u202e`-style text. (The marks, U+200E and U+200F,
+ * only settle the direction of neutral characters, which right-to-left text needs: kept.)
+ */
+const BIDI = /[\u202a-\u202e\u2066-\u2069]/g;
+
+const escapedBidi = (char: string): string => `\\u${char.charCodeAt(0).toString(16).padStart(4, "0")}`;
+
+/** Bidirectional controls as `\u202e`-style text (for the web app, which shows other controls as they are). */
+export function visibleBidi(text: string): string {
+  return text.replace(BIDI, escapedBidi);
+}
+
+/** Control characters (but tab and newline) as `\x1b`-style text, bidirectional ones as `\u202e`. */
 export function visibleControls(text: string): string {
-  return text.replace(CONTROLS, escaped);
+  return text.replace(CONTROLS, escaped).replace(BIDI, escapedBidi);
 }
 
 /** For one log line: controls escaped, and each further line indented, so none passes for a record. */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { firstInexactInteger } from "./json-integers.js";
+import { firstInexactInteger, parseJsonExactly } from "./json-integers.js";
 
 describe("firstInexactInteger", () => {
   it("finds integer literals past 2^53 outside strings, and nothing else", () => {
@@ -10,5 +10,23 @@ describe("firstInexactInteger", () => {
     expect(firstInexactInteger('{"text": "12345678901234567890", "esc": "a\\"12345678901234567890"}')).toBeNull();
     expect(firstInexactInteger('{"12345678901234567890": 1}')).toBeNull();
     expect(firstInexactInteger("")).toBeNull();
+  });
+});
+
+describe("parseJsonExactly", () => {
+  it("reads integer values past 2^53 as bigints, everything else as JSON.parse does", () => {
+    expect(parseJsonExactly('{"a":9007199254740993,"b":[1,-9223372036854775808],"s":"9007199254740993","f":1.5e300}')).toEqual({
+      a: 9007199254740993n,
+      b: [1, -9223372036854775808n],
+      s: "9007199254740993",
+      f: 1.5e300,
+    });
+    expect(parseJsonExactly('{"a":1}')).toEqual({ a: 1 });
+  });
+
+  // Found by a review: leading zeros and a number where a key goes were taken as valid.
+  it("refuses what JSON.parse refuses", () => {
+    expect(() => parseJsonExactly('{"id": 0012345678901234567}')).toThrow(SyntaxError);
+    expect(() => parseJsonExactly("{12345678901234567890: 1}")).toThrow(SyntaxError);
   });
 });

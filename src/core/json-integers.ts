@@ -2,12 +2,53 @@
 // (9007199254740993 becomes …992, 12345678901234567890 becomes 12345678901234567000). Found in the
 // raw text, where the digits still are: after parsing, 6.02e23 and a rounded integer look alike.
 
+import { randomUUID } from "node:crypto";
+
 const SAFE = BigInt(Number.MAX_SAFE_INTEGER);
 
 /** The first integer literal outside strings whose value is past ±(2^53 - 1), or null. */
 export function firstInexactInteger(text: string): string | null {
+  let found: string | null = null;
+  forEachInexactInteger(text, (literal) => {
+    found = literal;
+    return false;
+  });
+  return found;
+}
+
+/**
+ * JSON.parse, with each integer literal past ±(2^53 - 1) read as a bigint instead of a rounded
+ * number (a file's 64-bit ids; Node 20's JSON.parse shows a reviver no source text).
+ */
+export function parseJsonExactly(text: string): unknown {
+  const literals: [number, number][] = [];
+  forEachInexactInteger(text, (literal, start, end) => {
+    // Only what JSON.parse itself takes as a value: no leading zero, and not where a key goes
+    // (quoted, `{123…: 1}` would have become a valid key).
+    if (/^-?[1-9]\d*$/.test(literal) && !/^\s*:/.test(text.slice(end, end + 64))) literals.push([start, end]);
+  });
+  if (literals.length === 0) return JSON.parse(text);
+  // Each such literal becomes a string no data holds (a mark made at random for this process),
+  // which the reviver turns into the bigint of its digits.
+  let marked = "";
+  let from = 0;
+  for (const [start, end] of literals) {
+    marked += `${text.slice(from, start)}"${INTEGER_MARK_JSON}${text.slice(start, end)}"`;
+    from = end;
+  }
+  marked += text.slice(from);
+  return JSON.parse(marked, (_key, value: unknown) => (typeof value === "string" && value.startsWith(INTEGER_MARK) ? BigInt(value.slice(INTEGER_MARK.length)) : value));
+}
+
+const MARK_ID = randomUUID();
+/** The mark as a value (a NUL, then the id) and as it is written inside a JSON string. */
+const INTEGER_MARK = `\u0000${MARK_ID}:`;
+const INTEGER_MARK_JSON = `\\u0000${MARK_ID}:`;
+
+/** Calls `found` with each integer literal outside strings past ±(2^53 - 1) until it returns false. */
+function forEachInexactInteger(text: string, found: (literal: string, start: number, end: number) => boolean | void): void {
   // Short texts of few digits cannot hold one: most bodies are decided without the walk.
-  if (!/\d{16}/.test(text)) return null;
+  if (!/\d{16}/.test(text)) return;
   let inString = false;
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
@@ -24,10 +65,10 @@ export function firstInexactInteger(text: string): string | null {
     let end = i + 1;
     while (end < text.length && /[0-9.eE+-]/.test(text[end]!)) end++;
     const literal = text.slice(i, end);
+    const start = i;
     i = end - 1;
-    if (/^-?\d+$/.test(literal) && (BigInt(literal) > SAFE || BigInt(literal) < -SAFE)) return literal;
+    if (/^-?\d+$/.test(literal) && (BigInt(literal) > SAFE || BigInt(literal) < -SAFE) && found(literal, start, end) === false) return;
   }
-  return null;
 }
 
 export const inexactIntegerMessage = (literal: string): string =>

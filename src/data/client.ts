@@ -1,12 +1,15 @@
 // One column-store client over @clickhouse/client, for chDB in-process (local mode) or a ClickHouse
 // server over HTTP (distributed mode). Everything above this file speaks SQL text built by sql.ts.
 
-import { makePrivateDir } from "../core/private-files.js";
-import type { Readable } from "node:stream";
+import { PRIVATE_FILE_MODE, makePrivateDir } from "../core/private-files.js";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Readable } from "node:stream";
 import { type ClickHouseClient, ClickHouseLogLevel, type ClickHouseSettings, createClient } from "@clickhouse/client";
 import { type ColumnTarget, redactUrl } from "../core/config.js";
 import { unavailable } from "../core/errors.js";
-import { type Sql, ident, sql } from "./sql.js";
+import { type Sql, ident, raw, sql } from "./sql.js";
 import { type Features, featuresOf } from "./types.js";
 
 export type RawFormat = "CSVWithNames" | "TabSeparatedWithNames" | "JSONEachRow" | "Parquet";
@@ -157,6 +160,8 @@ function wrap(client: ClickHouseClient, target: ColumnTarget): ColumnStore {
     (settingsPromise ??= version().then(
       (v): ClickHouseSettings => ({
         output_format_json_quote_64bit_integers: 1,
+        // RFC 4180 quotes with " alone: 18.16 also took ' ('a,b' stored as a,b; 'ab'c refused).
+        format_csv_allow_single_quotes: 0,
         join_use_nulls: 1,
         ...(featuresOf(v).lowCardinalityNeedsSetting ? { allow_experimental_low_cardinality_type: 1 } : {}),
         ...(featuresOf(v).sessionTimezone ? { session_timezone: "UTC" } : {}),
@@ -164,6 +169,29 @@ function wrap(client: ClickHouseClient, target: ColumnTarget): ColumnStore {
     ));
 
   const qualified = (table: string) => `${ident(target.database).text}.${ident(table).text}`;
+
+  /**
+   * chDB takes an insert's payload inline, after the statement's text, where an empty line ends it:
+   * a CSV whose quoted field holds one ("a\n\nb") was refused as unclosed. Such a payload goes
+   * through a private file of its own (FROM INFILE); any other stays inline, read once in memory as
+   * the client's chDB connection reads it anyway.
+   */
+  async function insertRawIntoChdb(table: string, payload: Readable, format: RawFormat): Promise<void> {
+    const chunks: Buffer[] = [];
+    for await (const chunk of payload) chunks.push(typeof chunk === "string" ? Buffer.from(chunk) : (chunk as Buffer));
+    const body = Buffer.concat(chunks);
+    if (!body.includes("\n\n")) {
+      return inOneWording(async () => void (await client.insert({ table: qualified(table), values: Readable.from([body], { objectMode: false }), format, clickhouse_settings: await settings() })));
+    }
+    const dir = mkdtempSync(join(tmpdir(), "jobhouse-insert-"));
+    try {
+      const file = join(dir, "payload");
+      writeFileSync(file, body, { mode: PRIVATE_FILE_MODE });
+      await inOneWording(async () => void (await client.command({ query: sql`INSERT INTO ${raw(qualified(table))} FROM INFILE ${file} FORMAT ${raw(format)}`.text, clickhouse_settings: await settings() })));
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }
 
   return {
     engine: target.engine,
@@ -184,6 +212,7 @@ function wrap(client: ClickHouseClient, target: ColumnTarget): ColumnStore {
       await inOneWording(async () => void (await client.insert({ table: qualified(table), values: rows as Record<string, unknown>[], format: "JSONEachRow", clickhouse_settings: await settings() })));
     },
     async insertRaw(table, payload, format) {
+      if (target.engine === "chdb" && format !== "Parquet") return insertRawIntoChdb(table, payload, format);
       await inOneWording(async () => void (await client.insert({ table: qualified(table), values: payload, format, clickhouse_settings: await settings() })));
     },
     version,

@@ -28,6 +28,22 @@ export function checkColumnName(name: string): string {
   return name;
 }
 
+/**
+ * The name of a column being made: a valid name, and none of MergeTree's own. Only where a column
+ * is made: an object made before this check may have such a column, and must stay readable.
+ */
+export function checkNewColumnName(name: string): string {
+  checkColumnName(name);
+  if (VIRTUAL_COLUMN.test(name)) throw new TypeError(`"${name}" is the name of a column ClickHouse's tables have of their own: choose another`);
+  return name;
+}
+
+/**
+ * The virtual columns of a MergeTree table (ClickHouse 18.16's and later ones). On 18.16 the
+ * virtual one wins over a real column of the same name: `_part = 5` compared the part's name.
+ */
+const VIRTUAL_COLUMN = /^_(?:part|part_index|part_uuid|part_offset|part_data_version|part_granule_offset|partition_id|partition_value|sample_factor|row_exists|block_number|block_offset|disk_name|table|database|distance)$/;
+
 /** Strips string literals and quoted identifiers, so checks see only SQL structure. */
 function structureOf(expression: string): string {
   return expression.replace(/'(?:[^'\\]|\\.)*'/g, "''").replace(/`(?:[^`\\]|\\.)*`/g, "``");
@@ -105,11 +121,11 @@ const redefinesColumn = (entries: [string, string][], columns: readonly string[]
  */
 function selectOutputs(src: Source, keys: Sql[], entries: [string, string][], tail: Sql): Sql {
   if (!redefinesColumn(entries, src.columns)) {
-    const outputs = entries.map(([out, expr]) => sql`${checkExpression(expr)} AS ${ident(checkColumnName(out))}`);
+    const outputs = entries.map(([out, expr]) => sql`${checkExpression(expr)} AS ${ident(checkNewColumnName(out))}`);
     return sql`SELECT ${list([...keys, ...outputs])} FROM ${src.ref}${tail}`;
   }
   const inner = entries.map(([, expr], i) => sql`${checkExpression(expr)} AS ${ident(`__jobhouse_${i}`)}`);
-  const outer = entries.map(([out], i) => sql`${ident(`__jobhouse_${i}`)} AS ${ident(checkColumnName(out))}`);
+  const outer = entries.map(([out], i) => sql`${ident(`__jobhouse_${i}`)} AS ${ident(checkNewColumnName(out))}`);
   return sql`SELECT ${list([...keys, ...outer])} FROM (SELECT ${list([...keys, ...inner])} FROM ${src.ref}${tail})`;
 }
 
@@ -119,6 +135,9 @@ export function aggregate(src: Source, keys: string[], aggregates: Record<string
   if (missing.length) throw new TypeError(`group by: no column ${missing.join(", ")}`);
   const entries = Object.entries(aggregates);
   if (entries.length === 0) throw new TypeError("agg needs at least one aggregate, e.g. {total: \"sum(amount)\"}");
+  // ClickHouse's own words ("Column id already exists") named no step of the chain.
+  const clash = entries.find(([out]) => keys.includes(out));
+  if (clash) throw new TypeError(`aggregate "${clash[0]}" has the name of a group key: name it otherwise (e.g. ${clash[0]}_count)`);
   const lineage: ColumnLineage = sameColumns(keys);
   for (const [out, expr] of entries) lineage[out] = columnsUsed(expr, src.columns).map((c) => [0, c]);
   const groupBy = keys.length ? sql` GROUP BY ${columnsOf(keys)}` : raw("");
@@ -141,7 +160,7 @@ export function join(left: Source, right: Source, on: string[], how: JoinKind, s
   const kind = ({ inner: "INNER", left: "LEFT", right: "RIGHT", full: "FULL OUTER", outer: "FULL OUTER" } as Record<string, string>)[how];
   if (!kind) throw new TypeError(`join how must be inner, left, right or full (outer), got "${how}"`);
   const rightOnly = right.columns.filter((c) => !on.includes(c));
-  const renamed = rightOnly.map((c) => [c, left.columns.includes(c) ? checkColumnName(c + suffix) : c] as const);
+  const renamed = rightOnly.map((c) => [c, left.columns.includes(c) ? checkNewColumnName(c + suffix) : c] as const);
   const clash = renamed.find(([c, as]) => c !== as && left.columns.includes(as));
   if (clash) throw new TypeError(`join: "${clash[0]}" of the right object becomes "${clash[1]}", which the left object already has; pass another suffix`);
   const rightSelect = list([...on.map((k) => ident(k)), ...renamed.map(([c, as]) => (c === as ? ident(c) : sql`${ident(c)} AS ${ident(as)}`))]);

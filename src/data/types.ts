@@ -154,6 +154,7 @@ function checkScalar(value: unknown, type: string): void {
     // ClickHouse wraps a value outside the type's range (300 in an Int8 is stored as 44).
     if (kind !== "boolean" && !fitsInteger(base, value as number | bigint | string)) throw new TypeError(`${String(value)} is outside the range of ${type}`);
   } else if (/^Float(?:32|64)$/.test(base) || /^Decimal/.test(base)) {
+    if (kind === "bigint") throw new TypeError(`${String(value)} is an integer past 2^53, which ${type} cannot hold exactly; give the column an integer type`);
     if (kind !== "number" && !(kind === "string" && /^-?\d+(\.\d+)?$/.test(value as string))) refuse();
     // Past Float32's range a value is stored as inf, which JSON reads back as null.
     if (base === "Float32" && Math.abs(Number(value)) > FLOAT32_MAX) throw new TypeError(`${String(value)} is outside the range of ${type} (±3.4e38)`);

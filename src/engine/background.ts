@@ -2,6 +2,8 @@
 // Each step is one function of `now`, so tests drive it with a controllable clock.
 
 import { rm } from "node:fs/promises";
+import { FailureStreak } from "../core/failure-streak.js";
+import { isConnectionFailure } from "../core/store-failures.js";
 import { hostname } from "node:os";
 import { join } from "node:path";
 import type { Clock } from "../core/clock.js";
@@ -47,10 +49,17 @@ export interface BackgroundDeps {
   ownWorkers?: () => bigint[];
 }
 
-/** CONTRACT §3: silent workers become LOST; their claimed and running tasks are retried or failed. */
-export async function reapLostWorkers(deps: BackgroundDeps): Promise<number> {
+/**
+ * CONTRACT §3: silent workers become LOST; their claimed and running tasks are retried or failed.
+ * `watchingSinceMs`: since when the caller has seen the store answer without a break. Silence
+ * counts only from then: while the store did not answer, no worker could heartbeat either, and a
+ * PostgreSQL outage longer than SERVICE_WORKER_TIMEOUT made every live worker LOST (they exited,
+ * and their running tasks ran twice).
+ */
+export async function reapLostWorkers(deps: BackgroundDeps, watchingSinceMs = -Infinity): Promise<number> {
   const now = deps.clock.now();
   const cutoff = now - deps.config.workerTimeoutS * 1000;
+  if (cutoff < watchingSinceMs) return 0;
   let reaped = 0;
   const own = new Set(deps.ownWorkers?.() ?? []);
   for (const worker of await findSilentWorkers(deps.db, cutoff)) {
@@ -205,9 +214,14 @@ export function startBackgroundLoop(deps: BackgroundDeps, intervalMs = 1000, ret
   let stopped = false;
   let lastRetention = 0;
   let current: Promise<void> = Promise.resolve();
+  /** Since when every tick has reached the store (see reapLostWorkers); null after one could not. */
+  let reachableSince: number | null = null;
+  const failures = new FailureStreak(deps.log, "background step");
   const tick = async () => {
+    const startedAt = deps.clock.now();
     try {
-      await reapLostWorkers(deps);
+      await reapLostWorkers(deps, reachableSince ?? startedAt);
+      reachableSince ??= startedAt;
       await fireDueSchedules(deps);
       await deps.sweepObjects?.();
       if (deps.clock.now() - lastRetention >= retentionEveryMs) {
@@ -215,8 +229,10 @@ export function startBackgroundLoop(deps: BackgroundDeps, intervalMs = 1000, ret
         const deleted = await applyRetention(deps);
         if (deleted > 0) deps.log.info(`retention deleted ${deleted} job(s) older than ${deps.config.jobTtlDays} days`);
       }
+      failures.succeeded();
     } catch (error) {
-      deps.log.warn(`background step failed, will retry: ${(error as Error).message}`);
+      if (isConnectionFailure(error)) reachableSince = null;
+      failures.failed(error);
     }
   };
   const timer = setInterval(() => {

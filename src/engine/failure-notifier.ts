@@ -4,6 +4,7 @@
 // delays nothing else; retried with exponential backoff, at most MAX_ATTEMPTS times, then dropped
 // with a warning. Several background processes share the outbox: each notice is taken by one.
 
+import { FailureStreak } from "../core/failure-streak.js";
 import type { Clock } from "../core/clock.js";
 import type { Logger } from "../core/log.js";
 import type { Store } from "../store/db.js";
@@ -75,8 +76,13 @@ export interface FailureNotifier {
 export function startFailureNotifier(deps: FailureNotifierDeps, intervalMs = 1_000): FailureNotifier {
   let stopped = false;
   let current: Promise<unknown> = Promise.resolve();
+  // What fails here is reading or updating the notices (a receiver's refusal is handled per notice).
+  const failures = new FailureStreak(deps.log, "failure webhooks: the look for due notices");
   const tick = () =>
-    deliverDueNotifications(deps).catch((error: unknown) => deps.log.warn(`failure webhooks: delivery failed, will retry: ${(error as Error).message}`));
+    deliverDueNotifications(deps).then(
+      () => failures.succeeded(),
+      (error: unknown) => failures.failed(error),
+    );
   const timer = setInterval(() => {
     if (!stopped) current = current.then(tick);
   }, intervalMs);

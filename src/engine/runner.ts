@@ -12,9 +12,9 @@ import { MAX_PENDING_NOTICES } from "../store/failure-notifications.js";
 import { type SkippedTask, missingTasks } from "../store/dependencies.js";
 import type { NewChild } from "../store/transitions.js";
 import { recordThroughOutage, retryOnConflict } from "../store/errors.js";
-import { statusOfAttempt } from "../store/tasks.js";
+import { findTaskById, statusOfAttempt } from "../store/tasks.js";
 import { refreshStatisticsAfterGrowth } from "../store/statistics.js";
-import { type AttemptKey, failAttempt, finishJobIfDone } from "../store/transitions.js";
+import { type AttemptKey, failAttempt, finishJobIfDone, returnUnstartedClaim } from "../store/transitions.js";
 import type { ColumnStore } from "../data/client.js";
 import { dropFailedAttemptObjects, dropFinishedTemps, dropTempsNoLongerRead, dropUnusedTemps } from "./cleanup.js";
 import type { ChangeFeed } from "./changes.js";
@@ -119,13 +119,14 @@ export function startAttempt(deps: EngineDeps, task: TaskRow, workerId: bigint, 
   const done = runAttempt(deps, task, key, controller, slot, handoff)
     .catch((error: unknown): AttemptEnd => {
       deps.log.error(`task ${task.id} attempt ${key.attempt} could not be recorded: ${(error as Error)?.stack ?? error}`);
-      return "none";
+      return "unrecorded";
     })
     .then((ended) => slot.settled({ ended, ...handoff }));
   return { key, jobId: task.job_id, controller, done };
 }
 
-export type AttemptEnd = "completed" | "failed" | "none";
+/** "unrecorded": the attempt ran, but the store did not take its outcome (it stays RUNNING there). */
+export type AttemptEnd = "completed" | "failed" | "none" | "unrecorded";
 
 async function runAttempt(
   deps: EngineDeps,
@@ -163,7 +164,10 @@ async function runAttempt(
   try {
     // A fresh thread boots first: its boot is no part of the task's time limit.
     await thread.ready;
-    const kwargsJson = await resolveArguments(deps, task);
+    // The store work around the task's code is retried through a dropped connection, as the
+    // outcome is (it only reads, and sets what it finds on the children, the same each time): a
+    // blip there failed the attempt with the engine's stack, a job with no retries with it.
+    const kwargsJson = await recordThroughOutage(() => resolveArguments(deps, task));
     const request: RunRequest = {
       type: "run",
       kind: task.kind === "job" ? "job" : "task",
@@ -203,17 +207,19 @@ async function runAttempt(
     threadReusable = true;
     const resultJson = outcome.resultJson!;
     const children = outcome.children ?? [];
-    if (children.length > 0) {
-      // Identities first (a later re-run matches by them), then what a re-run may reuse.
-      const parent = { id: task.id, jobId: task.job_id, identity: task.identity };
-      // A run's priority holds for every task it schedules.
-      for (const child of children) child.row.priority = task.priority;
-      await assignIdentities(db, parent, children);
-      await reuseCompletedTasks(db, parent, children, clock.now());
-    }
     // From the stored JSON, not the live value: a DataObject carries its whole data scope.
     const references = [...collectReferences(JSON.parse(resultJson))].map(BigInt);
-    await refuseMissingReferences(db, children, references);
+    // A run's priority holds for every task it schedules.
+    for (const child of children) child.row.priority = task.priority;
+    await recordThroughOutage(async () => {
+      if (children.length > 0) {
+        // Identities first (a later re-run matches by them), then what a re-run may reuse.
+        const parent = { id: task.id, jobId: task.job_id, identity: task.identity };
+        await assignIdentities(db, parent, children);
+        await reuseCompletedTasks(db, parent, children, clock.now());
+      }
+      await refuseMissingReferences(db, children, references);
+    });
     // The slot's next task is claimed with this completion unless cleanup must run first.
     // One instant for both: the next task never starts before this one completed.
     const now = clock.now();
@@ -274,8 +280,15 @@ async function runAttempt(
       interrupted ||= again;
       return failAttempt(db, { key, error: message, retryAtMs: retry.retryAtMs, nowMs: clock.now() }, ["RUNNING"]);
     });
-    // A try that committed before its answer was lost may have ended the job's last task.
-    if (!outcome.failed && interrupted) await finishJob(deps, task.job_id);
+    // A try that committed before its answer was lost may have ended the job's last task, and the
+    // task's change is published as the store now has it (a watcher refetches, CONTRACT §10).
+    if (!outcome.failed && interrupted) {
+      // Only a notice: a store that stopped answering again must not turn a recorded failure into
+      // an unrecorded one. (Dependents a final failure skipped show with the job's change.)
+      const now = await findTaskById(db, task.id).catch(() => undefined);
+      if (now && now.status !== "RUNNING") publishTask(now.status, Number(now.attempt));
+      await finishJob(deps, task.job_id);
+    }
     if (outcome.failed) {
       const after = stateAfterFailure(retry, key.attempt);
       publishTask(after.status, after.attempt);
@@ -402,6 +415,23 @@ export async function retryHeldAttempts(deps: Pick<EngineDeps, "db" | "clock" | 
     if (retry.retryAtMs === null && outcome.jobId !== undefined) await endJobIfDone(deps, outcome.jobId);
   }
   return failed;
+}
+
+/**
+ * Returns claims a live worker never learnt of (their answer was lost with a connection) to
+ * PENDING: no attempt ran, so none is counted, and a task with no retries left runs as it would
+ * have. How many were returned.
+ */
+export async function returnUnstartedClaims(deps: Pick<EngineDeps, "db" | "changes">, workerId: bigint, tasks: TaskRow[]): Promise<number> {
+  let returned = 0;
+  for (const task of tasks) {
+    const attempt = Number(task.attempt);
+    const claimedAt = task.claimed_at;
+    if (claimedAt === null || !(await retryOnConflict(() => returnUnstartedClaim(deps.db, { taskId: task.id, workerId, attempt }, claimedAt)))) continue;
+    returned += 1;
+    deps.changes.publish({ type: "task", id: task.id, jobId: task.job_id, status: "PENDING", attempt }, true);
+  }
+  return returned;
 }
 
 /** The dependents a final failure skipped: each ended, so each is a change (docs/EVENTS.md). */

@@ -11,6 +11,9 @@ import type { TaskLogger } from "./definitions.js";
 export const attemptLogPath = (logDir: string, jobId: bigint, taskId: bigint, attempt: number) =>
   join(logDir, jobId.toString(), taskId.toString(), `${attempt}.log`);
 
+/** Another attempt's log, beside a known one: the worker that ran them may log elsewhere than this process. */
+export const earlierAttemptLogPath = (knownLogPath: string, attempt: number) => join(dirname(knownLogPath), `${attempt}.log`);
+
 /**
  * The task's folder, usually one level below its job's: one mkdir, and the recursive walk (several
  * system calls per level, measurable at a thousand attempts a second) only when a parent is missing.

@@ -4,16 +4,22 @@
 import { hostname } from "node:os";
 import type { Store } from "../store/db.js";
 import { type ClaimRequest, type ClaimResult, claimGatedTasks, claimReadyTasks } from "../store/claims.js";
+import { FailureStreak } from "../core/failure-streak.js";
 import type { TaskRow } from "../store/schema.js";
 import { listTasksHeldBy } from "../store/tasks.js";
 import { findRevokedTasks } from "../store/transitions.js";
 import { type AttemptCounts, NO_ATTEMPTS, insertWorker, markWorkerStopped, recordHeartbeat } from "../store/workers.js";
-import { type EngineDeps, type RunningAttempt, abandonAttempt, finishJob, interruptAttempt, retryHeldAttempts, startAttempt } from "./runner.js";
+import { type EngineDeps, type RunningAttempt, abandonAttempt, finishJob, interruptAttempt, retryHeldAttempts, returnUnstartedClaims, startAttempt } from "./runner.js";
 
 /** How long a job that may have ended waits for a claim to ask about it before it is asked alone. */
 const SETTLE_DELAY_MS = 20;
-/** How long after its claim a task this worker holds but does not run counts as lost track of. */
-const LOST_TRACK_AFTER_MS = 10_000;
+/**
+ * How long after its claim a task this worker holds but does not run counts as lost track of: a
+ * margin only, since claims still in flight are known (see claimsInFlight). It was 10 s, and each
+ * blip of the store held a job up that long.
+ */
+const LOST_TRACK_AFTER_MS = 2_000;
+const attemptName = (taskId: bigint, attempt: number) => `${taskId}:${attempt}`;
 /** The longest pause between claims while the store does not answer. */
 const CLAIM_BACKOFF_MAX_MS = 5_000;
 
@@ -31,9 +37,22 @@ export interface WorkerOptions {
 export class Worker {
   readonly id: bigint;
   private readonly running = new Map<bigint, RunningAttempt>();
+  /** The store says this worker is LOST (or gone): it stopped on that verdict, not on a request. */
+  declaredLost = false;
+  /**
+   * Claims asked for whose tasks are not started yet (a claim, or a completion's claim until its
+   * attempt settles): tasks they took are RUNNING here in the store before this worker runs them.
+   */
+  private readonly claimsInFlight = new Set<ClaimRequest>();
+  /** A sweep for tasks lost track of is under way (heartbeats may overlap). */
+  private sweeping = false;
+  /** Attempts that ran here but whose outcome the store did not take (see recoverLostTrack). */
+  private readonly ranUnrecorded = new Set<string>();
   private started = 0;
   /** Claims that failed in a row (the store does not answer): they back off. */
-  private claimFailures = 0;
+  private readonly claimFailures: FailureStreak;
+  private readonly heartbeatFailures: FailureStreak;
+  private readonly revocationCheckFailures: FailureStreak;
   /** Completions not yet added to the worker's row (see reportCompletions). */
   private unreported: AttemptCounts = { ...NO_ATTEMPTS };
   /** Jobs in which this worker completed a task since its last claim: has one of them ended? */
@@ -57,6 +76,9 @@ export class Worker {
     private readonly options: WorkerOptions,
   ) {
     this.id = deps.ids.next();
+    this.claimFailures = new FailureStreak(deps.log, `worker ${this.id}: claiming`);
+    this.heartbeatFailures = new FailureStreak(deps.log, `worker ${this.id}: heartbeat`);
+    this.revocationCheckFailures = new FailureStreak(deps.log, `worker ${this.id}: cancellation check`);
   }
 
   get db(): Store {
@@ -148,10 +170,10 @@ export class Worker {
 
   private async claim(budget: number): Promise<number> {
     const request = this.claimRequest(budget);
+    let pauseMs: number;
     try {
       const claimed = await this.accept(await claimReadyTasks(this.db, request));
-      if (this.claimFailures > 0) this.deps.log.info(`worker ${this.id}: claiming works again after ${this.claimFailures} failure(s)`);
-      this.claimFailures = 0;
+      this.claimFailures.succeeded();
       // Slots left: tasks behind run limits, claimed gate by gate (claims.ts claimGatedTasks).
       const left = budget - claimed;
       if (left <= 0 || this.stopping) return claimed;
@@ -161,20 +183,22 @@ export class Worker {
     } catch (error) {
       this.returnCandidates(request);
       // Backing off: a store that does not answer was asked again every few milliseconds, each
-      // failure a log line. The first of a streak is logged, then every tenth.
-      this.claimFailures += 1;
-      const pauseMs = Math.min(CLAIM_BACKOFF_MAX_MS, 100 * 2 ** (this.claimFailures - 1));
-      if (this.claimFailures === 1 || this.claimFailures % 10 === 0) {
-        this.deps.log.warn(`worker ${this.id}: claiming failed (${this.claimFailures} in a row), retrying in ${pauseMs} ms: ${(error as Error).message}`);
-      }
-      await new Promise((resolve) => setTimeout(resolve, pauseMs));
-      return 0;
+      // failure a log line.
+      pauseMs = Math.min(CLAIM_BACKOFF_MAX_MS, 100 * 2 ** this.claimFailures.length);
+      this.claimFailures.failed(error, `retrying in ${pauseMs} ms`);
+    } finally {
+      // What it took was started (accept starts tasks before its first await), or it failed.
+      this.claimsInFlight.delete(request);
     }
+    await new Promise((resolve) => setTimeout(resolve, pauseMs));
+    return 0;
   }
 
   /** A claim of `limit` tasks that also asks which of this worker's recent jobs have ended. */
   private claimRequest(limit: number, nowMs = this.deps.clock.now()): ClaimRequest {
-    return { workerId: this.id, limit, nowMs, logDir: this.deps.config.logDir, settledCandidates: this.takeCandidates() };
+    const request = { workerId: this.id, limit, nowMs, logDir: this.deps.config.logDir, settledCandidates: this.takeCandidates() };
+    this.claimsInFlight.add(request);
+    return request;
   }
 
   /** Asked again at the next claim (finishing a job twice is harmless: it is guarded). */
@@ -202,6 +226,7 @@ export class Worker {
         if (request) this.reservedSlots -= 1;
         if (ended === "completed") this.unreported.completed += 1;
         else if (ended === "failed") this.unreported.failed += 1;
+        else if (ended === "unrecorded") this.ranUnrecorded.add(attemptName(task.id, Number(task.attempt)));
         // The attempt no longer runs here once it has settled, its cleanup included, not when its
         // outcome committed: the temp objects a job's last task no longer needs are dropped before
         // the job is reported ended (CONTRACT §4 preservation_mode NONE).
@@ -216,6 +241,8 @@ export class Worker {
             this.deps.log.warn(`worker ${this.id}: ${(error as Error).message}`);
           });
         } else if (request) this.returnCandidates(request);
+        // After accept: the tasks it took run here now (it starts them before its first await).
+        if (request) this.claimsInFlight.delete(request);
         // A slot left free, or a task that may have made others ready: claim again.
         if (!claim || claim.tasks.length === 0) this.wake();
       },
@@ -276,29 +303,60 @@ export class Worker {
     const counts = this.takeUnreported();
     try {
       this.obey(await recordHeartbeat(this.db, this.id, this.deps.clock.now(), counts));
+      this.heartbeatFailures.succeeded();
     } catch (error) {
       this.unreported.completed += counts.completed;
       this.unreported.failed += counts.failed;
-      this.deps.log.warn(`worker ${this.id}: heartbeat failed: ${(error as Error).message}`);
+      this.heartbeatFailures.failed(error);
       return;
     }
     await this.recoverLostTrack().catch((error: unknown) => this.deps.log.warn(`worker ${this.id}: the check for tasks it lost track of failed: ${(error as Error).message}`));
   }
 
   /**
-   * Tasks the store says run here but this worker does not run: a claim (or a completion's claim)
-   * that committed while its connection dropped, so its answer never came. Nobody else would ever
-   * run them (this worker is alive): they fail as attempts and are retried, as a lost worker's are.
-   * A claim just made may not be started yet: only tasks claimed LOST_TRACK_AFTER_MS ago count.
+   * Tasks the store says run here but this worker does not run. Nobody else would ever run them
+   * (this worker is alive), so:
+   * - a claim (or a completion's claim) that committed while its connection dropped, its answer
+   *   never seen: no attempt ran, and the task goes back to PENDING uncounted;
+   * - an attempt that ran but whose outcome the store never took (recordThroughOutage gave up):
+   *   it fails as an attempt and is retried, as a lost worker's are.
+   * A claim just made may not be started yet: only tasks claimed LOST_TRACK_AFTER_MS ago, and
+   * before any claim still in flight, count.
    */
   private async recoverLostTrack(): Promise<void> {
-    const before = this.deps.clock.now() - LOST_TRACK_AFTER_MS;
+    if (this.sweeping) return;
+    this.sweeping = true;
+    try {
+      await this.sweepLostTrack();
+    } finally {
+      this.sweeping = false;
+    }
+  }
+
+  private async sweepLostTrack(): Promise<void> {
+    // A task taken by a claim still in flight, or by one made after this sweep began, is not lost:
+    // it starts when that claim's answer comes. Claims record their own instant as claimed_at.
+    const now = this.deps.clock.now();
+    const inFlightSince = Math.min(now, ...[...this.claimsInFlight].map((request) => request.nowMs));
+    const before = Math.min(now - LOST_TRACK_AFTER_MS, inFlightSince);
     const runsHere = (task: TaskRow) => this.running.get(task.id)?.key.attempt === Number(task.attempt);
-    const lost = (await listTasksHeldBy(this.db, this.id)).filter((task) => !runsHere(task) && Number(task.started_at ?? task.claimed_at ?? 0) < before);
+    const held = await listTasksHeldBy(this.db, this.id);
+    // An attempt whose outcome went unrecorded and that the store no longer holds here was settled
+    // otherwise (cancelled, or found by the lost-worker reaper): nothing is left to do for it.
+    const heldNames = new Set(held.map((task) => attemptName(task.id, Number(task.attempt))));
+    for (const name of this.ranUnrecorded) if (!heldNames.has(name)) this.ranUnrecorded.delete(name);
+    const lost = held.filter((task) => !runsHere(task) && Number(task.claimed_at ?? task.started_at ?? 0) < before);
     if (lost.length === 0) return;
-    this.deps.log.warn(`worker ${this.id} holds ${lost.length} task(s) it does not run (a claim whose answer was lost): failing them as attempts, to be retried`);
-    const failed = await retryHeldAttempts(this.deps, this.id, lost, (attempt) => `worker ${this.id} lost track of attempt ${attempt} (its claim's answer was lost with a store connection)`);
-    this.unreported.failed += failed;
+    const ran = lost.filter((task) => this.ranUnrecorded.has(attemptName(task.id, Number(task.attempt))));
+    const neverStarted = lost.filter((task) => !ran.includes(task));
+    if (neverStarted.length > 0) {
+      this.deps.log.warn(`worker ${this.id} holds ${neverStarted.length} task(s) it never started (a claim whose answer was lost with a store connection): returning them to PENDING`);
+      await returnUnstartedClaims(this.deps, this.id, neverStarted);
+    }
+    if (ran.length > 0) {
+      this.deps.log.warn(`worker ${this.id} holds ${ran.length} task(s) whose outcome could not be recorded: failing them as attempts, to be retried`);
+      this.unreported.failed += await retryHeldAttempts(this.deps, this.id, ran, (attempt) => `worker ${this.id} could not record the outcome of attempt ${attempt} (the store did not answer)`);
+    }
   }
 
   /**
@@ -345,6 +403,7 @@ export class Worker {
       this.deps.log.info(`worker ${this.id} was asked to stop`);
     } else {
       // CONTRACT §3: a LOST worker that speaks again is told to exit; its tasks were already retried.
+      this.declaredLost = true;
       this.deps.log.warn(`worker ${this.id} is ${status ?? "gone"}: abandoning its tasks and exiting`);
       for (const attempt of this.running.values()) abandonAttempt(attempt, "worker declared lost");
     }
@@ -361,8 +420,9 @@ export class Worker {
         const attempt = this.running.get(id);
         if (attempt) abandonAttempt(attempt, "task was cancelled or reassigned: stopping it");
       }
+      this.revocationCheckFailures.succeeded();
     } catch (error) {
-      this.deps.log.warn(`worker ${this.id}: cancellation check failed: ${(error as Error).message}`);
+      this.revocationCheckFailures.failed(error);
     }
   }
 }

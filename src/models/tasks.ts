@@ -2,7 +2,7 @@
 
 import { z } from "zod";
 import { TASK_STATUSES } from "../core/statuses.js";
-import { IdInput, IdString, NullableTimestamp, Timestamp } from "./common.js";
+import { Cursor, IdInput, IdString, Limit, NullableTimestamp, Page, RefId, Timestamp } from "./common.js";
 
 export const TaskStatus = z.enum(TASK_STATUSES);
 export type TaskStatus = z.infer<typeof TaskStatus>;
@@ -50,6 +50,20 @@ export const TaskLogsView = z.object({
   truncated: z.boolean(),
 });
 export type TaskLogsView = z.infer<typeof TaskLogsView>;
+
+/** An attempt of a task before its latest: one that failed and was retried (the job view's timeline). */
+export const AttemptView = z.object({
+  task_id: IdString,
+  task_name: z.string(),
+  attempt: z.number().int().positive(),
+  worker_id: IdString.nullable(),
+  started_at: NullableTimestamp,
+  ended_at: Timestamp,
+  error: z.string().nullable(),
+});
+export type AttemptView = z.infer<typeof AttemptView>;
+export const AttemptPage = Page(AttemptView);
+export const JobAttemptsInput = z.object({ ref: RefId, limit: Limit, cursor: Cursor.optional() });
 
 export const TaskIdInput = z.object({ id: IdInput });
 export const TaskLogsInput = z.object({

@@ -2,7 +2,7 @@
 // ClickHouse reads Parquet itself). Types are inferred from a sample of the rows and can be
 // overridden; the bytes themselves go to ClickHouse as they are, in their own format.
 
-import { firstInexactInteger, inexactIntegerMessage } from "../core/json-integers.js";
+import { parseJsonExactly } from "../core/json-integers.js";
 import { createReadStream, existsSync, statSync } from "node:fs";
 import { open } from "node:fs/promises";
 import { extname, resolve } from "node:path";
@@ -10,12 +10,12 @@ import { createInterface } from "node:readline";
 import { Readable, pipeline } from "node:stream";
 import { invalid } from "../core/errors.js";
 import type { RawFormat } from "../data/client.js";
-import { checkColumnName } from "../data/derive.js";
+import { checkNewColumnName } from "../data/derive.js";
 import { raw, sql } from "../data/sql.js";
 import { type Features, checkDelimitedText, holdsNull, inferType, jsonConverter, normalizeType, typeShape } from "../data/types.js";
 import { findObjectByTable, invalidateObjectStats } from "../store/data-objects.js";
 import { recordOperation } from "../store/object-lineage.js";
-import { type FieldCheck, nullEmptyFields } from "./delimited-nulls.js";
+import { type FieldCheck, type FieldRewrite, nullEmptyFields } from "./delimited-nulls.js";
 import { type CreateOptions, type DataScope, type ObjectRecord, dropObject } from "./object-registry.js";
 import { appendRows, createFromColumns, derive } from "./tables.js";
 
@@ -45,12 +45,11 @@ async function insertJsonLines(ds: DataScope, table: string, input: Readable, co
   for await (const text of createInterface({ input, crlfDelay: Infinity })) {
     line += 1;
     if (text.trim() === "") continue;
-    // JSON.parse would round it in silence (9007199254740993 stored as …992).
-    const inexact = firstInexactInteger(text);
-    if (inexact !== null) throw new Error(`line ${line}: ${inexactIntegerMessage(inexact)}`);
     let parsed: Record<string, unknown>;
     try {
-      parsed = JSON.parse(text) as Record<string, unknown>;
+      // An integer past 2^53 is read as a bigint: JSON.parse would round it in silence (a 64-bit
+      // id 9007199254740993 stored as …992). Its column takes it exactly or refuses it.
+      parsed = parseJsonExactly(text) as Record<string, unknown>;
     } catch {
       throw new Error(`line ${line} is not JSON`);
     }
@@ -113,11 +112,21 @@ export async function createFromFile(ds: DataScope, source: string, options: Fil
 
   const sample = bytes ? bytes.subarray(0, SAMPLE_BYTES).toString("utf8") : await readHead(path!);
   const { names, columns } = format === "jsonl" ? sampleJsonLines(sample) : sampleDelimited(sample, format === "csv" ? "," : "\t");
-  names.forEach(checkColumnName);
+  names.forEach(checkNewColumnName);
+  // 18.16 said only "Expected end of line" for a header with a name twice.
+  const twice = names.find((name, i) => names.indexOf(name) !== i);
+  if (twice !== undefined) throw invalid(`"${source}" cannot be loaded: the header names column "${twice}" twice`);
   for (const typed of Object.keys(options.types ?? {})) if (!names.includes(typed)) throw invalid(`types names "${typed}", which "${source}" has no column for`);
-  const types = Object.fromEntries(
-    names.map((n, i) => [n, options.types?.[n] ? normalizeType(options.types[n]!, features) : inferText(columns[i]!, features, format)]),
-  );
+  // A column's type as given or inferred, before the engine's own (Bool is UInt8 on 18.16).
+  const authoredTypeOf = (n: string, i: number) => {
+    try {
+      return options.types?.[n] ?? inferText(columns[i]!, features, format);
+    } catch (error) {
+      throw invalid(`"${source}" cannot be loaded: column "${n}": ${(error as Error).message}`);
+    }
+  };
+  const authored = Object.fromEntries(names.map((n, i) => [n, authoredTypeOf(n, i)]));
+  const types = Object.fromEntries(names.map((n) => [n, normalizeType(authored[n]!, features)]));
   // An empty object with the file's schema, then its bytes appended in their own format.
   const record = await createFromColumns(ds, Object.fromEntries(names.map((n) => [n, []])), { ...options, types });
   try {
@@ -129,8 +138,17 @@ export async function createFromFile(ds: DataScope, source: string, options: Fil
       const nullable = names.map((n) => holdsNull(types[n]!) && (format === "csv" || typeShape(types[n]!).base !== "String"));
       // Every field of a column that is not text is checked as createObject checks a value (the
       // engines stored 300 in an Int8 as 44, an empty number as 0), the rows past the sample too.
-      const checks: FieldCheck[] = names.map((n) => {
-        const type = types[n]!;
+      // A boolean column's fields are checked as booleans, whatever type the engine stores them
+      // in, and written unquoted (chDB refused a quoted "false"), as 1 and 0 where ClickHouse has
+      // no Bool (18.16, whose UInt8 refused true).
+      const booleanTypes = names.map((n) => {
+        const type = normalizeType(authored[n]!, { ...features, bool: true });
+        return typeShape(type).base === "Bool" && typeShape(type).arrayDepth === 0 ? type : null;
+      });
+      const rewriteBoolean = features.bool ? booleanField : booleanFieldAsInteger;
+      const rewrites: FieldRewrite[] = booleanTypes.map((type) => (type ? rewriteBoolean : null));
+      const checks: FieldCheck[] = names.map((n, i) => {
+        const type = booleanTypes[i] ?? types[n]!;
         if (typeShape(type).base === "String") return null;
         return (text) => {
           try {
@@ -141,9 +159,9 @@ export async function createFromFile(ds: DataScope, source: string, options: Fil
         };
       });
       let refusal: Error | undefined;
-      const fields = nullEmptyFields(nullable, format === "csv" ? "," : "\t", checks).on("error", (error: Error) => (refusal ??= error));
+      const fields = nullEmptyFields(nullable, format === "csv" ? "," : "\t", checks, rewrites).on("error", (error: Error) => (refusal ??= error));
       // pipeline: a read error of the file ends the insert too (pipe would leave it waiting).
-      const delimited = nullable.includes(true) || checks.some(Boolean) ? pipeline(input, fields, () => undefined) : input;
+      const delimited = nullable.includes(true) || checks.some(Boolean) || rewrites.some(Boolean) ? pipeline(input, fields, () => undefined) : input;
       try {
         await ds.columns.insertRaw(record.table, delimited, RAW_FORMATS[format]);
       } catch (error) {
@@ -247,7 +265,7 @@ function sampleJsonLines(text: string): { names: string[]; columns: string[][] }
   if (text.length >= SAMPLE_BYTES && lines.length > 1) lines.pop();
   const rows = lines.map((line, i) => {
     try {
-      return JSON.parse(line) as Record<string, unknown>;
+      return parseJsonExactly(line) as Record<string, unknown>;
     } catch {
       throw invalid(`line ${i + 1} is not JSON`);
     }
@@ -256,7 +274,15 @@ function sampleJsonLines(text: string): { names: string[]; columns: string[][] }
   return { names, columns: names.map((n) => rows.map((r) => r[n]) as never) };
 }
 
-/** The type for sampled text values (or parsed JSON values for JSON lines). */
+/** A checked boolean field (true, false, 1, 0, or empty / \N in a Nullable column), unquoted. */
+const booleanField = (text: string): string => (text === "" ? "\\N" : text);
+/** The same as UInt8 text. */
+const booleanFieldAsInteger = (text: string): string => (text === "true" ? "1" : text === "false" ? "0" : booleanField(text));
+
+/**
+ * The type for sampled text values (or parsed JSON values for JSON lines); a CSV or TSV column of
+ * true and false is Bool, which normalizeType makes UInt8 where the engine has none.
+ */
 function inferText(values: unknown[], features: Features, format: FileFormat): string {
   if (format === "jsonl") return inferType(values, features);
   const texts = values as string[];
@@ -269,7 +295,7 @@ function inferText(values: unknown[], features: Features, format: FileFormat): s
   // Past Int64 but within UInt64 (12345678901234567890): exact, where Float64 rounded it.
   else if (present.length > 0 && present.every((v) => /^\d{1,20}$/.test(v) && BigInt(v) < 1n << 64n)) base = "UInt64";
   else if (present.length > 0 && present.every((v) => /^-?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$/.test(v))) base = "Float64";
-  else if (present.length > 0 && present.every((v) => v === "true" || v === "false")) base = features.bool ? "Bool" : "String";
+  else if (present.length > 0 && present.every((v) => v === "true" || v === "false")) base = "Bool";
   else if (present.length > 0 && present.every((v) => /^\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}$/.test(v))) base = "DateTime('UTC')";
   const nullable = explicitNull || (base !== "String" && present.length < texts.length);
   return nullable ? `Nullable(${base})` : base;

@@ -3,7 +3,7 @@
 // and attempt that act (for attribution), so the same code serves task code, operations and tests.
 
 import { invalid } from "../core/errors.js";
-import { type Derivation, checkColumnName } from "../data/derive.js";
+import { type Derivation, checkColumnName, checkNewColumnName } from "../data/derive.js";
 import { EXACT_TEXT_PREFIX, JsonLine } from "../data/client.js";
 import { type Sql, ident, raw, sql } from "../data/sql.js";
 import { convertRows, inferType, isDecimalType, jsonConverter, decimalRowJson, normalizeType, readConverter, readsAsDecimalText, toJsonValue } from "../data/types.js";
@@ -33,7 +33,7 @@ function orderClause(orderBy: string[] | undefined): Sql {
 export async function createFromColumns(ds: DataScope, data: Record<string, readonly unknown[]>, options: CreateOptions = {}): Promise<ObjectRecord> {
   const names = Object.keys(data);
   if (names.length === 0) throw invalid("an object needs at least one column");
-  names.forEach(checkColumnName);
+  names.forEach(checkNewColumnName);
   const lengths = new Set(names.map((n) => data[n]!.length));
   if (lengths.size > 1) throw invalid(`columns must have equal lengths, got ${[...lengths].join(", ")}`);
   for (const typed of Object.keys(options.types ?? {})) if (!names.includes(typed)) throw invalid(`types names "${typed}", which is not a column`);
@@ -61,6 +61,9 @@ const INSERT_BATCH = 100_000;
 async function insertInBatches(ds: DataScope, table: string, names: string[], types: string[], data: Record<string, readonly unknown[]>, count: number) {
   const converters = types.map(jsonConverter);
   const arrays = names.map((n) => data[n]!);
+  // `row["__proto__"] = v` in a plain object sets its prototype, not a field: the column was stored
+  // as 0 or "". A row without a prototype takes it as a field (only then: such rows are slower).
+  const newRow: () => Record<string, unknown> = names.includes("__proto__") ? () => Object.create(null) as Record<string, unknown> : () => ({});
   for (let start = 0; start < count; start += INSERT_BATCH) {
     const end = Math.min(count, start + INSERT_BATCH);
     const rows: Record<string, unknown>[] = new Array(end - start);
@@ -70,7 +73,7 @@ async function insertInBatches(ds: DataScope, table: string, names: string[], ty
     let c = 0;
     try {
       for (; i < end; i++) {
-        const row: Record<string, unknown> = {};
+        const row = newRow();
         for (c = 0; c < names.length; c++) row[names[c]!] = converters[c]!(arrays[c]![i]);
         rows[i - start] = row;
       }

@@ -18,6 +18,7 @@ import { getMe } from "./auth/me.js";
 import { health } from "./system/health.js";
 import { ready } from "./system/ready.js";
 import { setup } from "./system/setup.js";
+import { listJobAttempts } from "./jobs/list-job-attempts.js";
 import { getTask } from "./tasks/get-task.js";
 import { disableUser, enableUser, setUserRole } from "./users/change-user.js";
 import { createUser } from "./users/create-user.js";
@@ -34,6 +35,7 @@ export const operations: readonly AnyOperation[] = [
   listJobs,
   getJob,
   jobStats,
+  listJobAttempts,
   cancelJob,
   runJob,
   // registered jobs

@@ -4,10 +4,11 @@ import { toIso } from "../core/clock.js";
 import { fromStoredJson } from "../engine/references.js";
 import type { UserView } from "../models/auth.js";
 import type { JobView, RegisteredJobView } from "../models/jobs.js";
-import type { JobTaskView, TaskDetail, TaskView } from "../models/tasks.js";
+import type { AttemptView, JobTaskView, TaskDetail, TaskView } from "../models/tasks.js";
 import type { WorkerView } from "../models/workers.js";
 import type { JobSummaryRow } from "../store/jobs.js";
 import type { RegisteredJobRow, TaskRow, UserRow, WorkerRow } from "../store/schema.js";
+import type { EarlierAttemptRow } from "../store/attempts.js";
 import type { TaskSummaryRow } from "../store/tasks.js";
 
 const idOrNull = (id: bigint | null): string | null => (id === null ? null : id.toString());
@@ -17,6 +18,18 @@ export const parseJson = <T>(text: string | null, fallback: T): T => (text === n
 
 /** A task's or job's kwargs or result as its author gave them (stored escapes undone). */
 export const authoredJson = <T>(text: string | null, fallback: T): T => (text === null ? fallback : (fromStoredJson(text) as T));
+
+export function toAttemptView(row: EarlierAttemptRow): AttemptView {
+  return {
+    task_id: row.task_id.toString(),
+    task_name: row.task_name,
+    attempt: Number(row.attempt),
+    worker_id: idOrNull(row.worker_id),
+    started_at: toIso(row.started_at),
+    ended_at: iso(row.ended_at),
+    error: row.error,
+  };
+}
 
 export function toJobView(row: JobSummaryRow, counts: { total: number; completed: number }): JobView {
   return {

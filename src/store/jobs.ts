@@ -154,6 +154,7 @@ export async function deleteJob(db: Store, id: bigint): Promise<void> {
       if (ids.length === 0) return 0;
       await tx.deleteFrom("task_deps").where("task_id", "in", ids).execute();
       await tx.deleteFrom("task_deps").where("depends_on_id", "in", ids).execute();
+      await tx.deleteFrom("task_attempts").where("task_id", "in", ids).execute();
       await tx.deleteFrom("tasks").where("id", "in", ids).execute();
       return ids.length;
     });

@@ -18,6 +18,7 @@ import * as objectStats from "./migrations/013-object-stats.js";
 import * as dependencyStatistics from "./migrations/014-dependency-statistics.js";
 import * as jobCounts from "./migrations/015-job-counts.js";
 import * as reusedFromIndex from "./migrations/016-reused-from-index.js";
+import * as taskAttempts from "./migrations/017-task-attempts.js";
 
 const MIGRATIONS: Record<string, Migration> = {
   "001-initial": initial,
@@ -36,6 +37,7 @@ const MIGRATIONS: Record<string, Migration> = {
   "014-dependency-statistics": dependencyStatistics,
   "015-job-counts": jobCounts,
   "016-reused-from-index": reusedFromIndex,
+  "017-task-attempts": taskAttempts,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => MIGRATIONS };

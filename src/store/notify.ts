@@ -27,7 +27,21 @@ async function channelName(db: Store): Promise<string> {
   return schema === "public" ? "job_events" : `job_events:${schema}`;
 }
 
-export function openNotifyChannel(db: Store, connectionString: string, onError: (error: unknown) => void): NotifyChannel {
+/**
+ * The listener's application_name: the deployment's own (from its URL) with ":listener", so an
+ * operator finds every connection of the deployment by that name; "jobhouse-listener" without one.
+ */
+function listenerName(connectionString: string): string {
+  let name: string | null = null;
+  try {
+    name = new URL(connectionString).searchParams.get("application_name");
+  } catch {
+    // Not a URL pg's own parser takes apart differently (a socket path): the default name.
+  }
+  return name ? `${name.slice(0, 50)}:listener` : "jobhouse-listener";
+}
+
+export function openNotifyChannel(db: Store, connectionString: string, onError: (error: unknown) => void, onReconnected: () => void = () => undefined): NotifyChannel {
   // Asked on first use, not at open: a one-shot command that never sends asks nothing (and a
   // failed lookup surfaces where it is awaited, never as an unhandled rejection).
   let channelLookup: Promise<string> | undefined;
@@ -38,7 +52,7 @@ export function openNotifyChannel(db: Store, connectionString: string, onError: 
 
   async function connect(onPayload: (payload: string) => void): Promise<pg.Client> {
     const name = await channel();
-    const next = new pg.Client({ connectionString, keepAlive: true, application_name: "jobhouse-listener" });
+    const next = new pg.Client({ connectionString, keepAlive: true, application_name: listenerName(connectionString) });
     next.on("notification", (message) => {
       if (message.channel === name && message.payload !== undefined) onPayload(message.payload);
     });
@@ -71,6 +85,7 @@ export function openNotifyChannel(db: Store, connectionString: string, onError: 
               client = next;
               delayMs = RECONNECT_MIN_MS;
               watch(next);
+              onReconnected();
               onResync();
             },
             (error: unknown) => {

@@ -13,7 +13,8 @@ export function decodeCursor(cursor: string, accept: (key: string) => boolean): 
   return key;
 }
 
-const MAX_ID = (1n << 63n) - 1n;
+/** The largest id a BIGINT holds: a cursor past it could not be bound. */
+export const MAX_ID = (1n << 63n) - 1n;
 
 export const decodeIdCursor = (cursor: string): bigint => BigInt(decodeCursor(cursor, (k) => /^\d{1,19}$/.test(k) && BigInt(k) <= MAX_ID));
 

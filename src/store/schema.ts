@@ -113,6 +113,19 @@ export interface GatesTable {
   key: string;
 }
 
+/** An attempt of a task before its latest one: one that failed and was retried (migration 017). */
+export interface TaskAttemptsTable {
+  task_id: Big;
+  attempt: Int;
+  job_id: Big;
+  worker_id: NullableBig;
+  started_at: NullableBig;
+  ended_at: Big;
+  log_path: string | null;
+  error: string | null;
+}
+export type TaskAttemptRow = Selectable<TaskAttemptsTable>;
+
 export interface FailureNotificationsTable {
   job_id: Big;
   url: string;
@@ -245,6 +258,7 @@ export interface Database {
   object_name_locks: ObjectNameLocksTable;
   run_idempotency_keys: RunIdempotencyKeysTable;
   failure_notifications: FailureNotificationsTable;
+  task_attempts: TaskAttemptsTable;
   gates: GatesTable;
   node_leases: NodeLeasesTable;
   data_objects: DataObjectsTable;

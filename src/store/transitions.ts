@@ -152,16 +152,46 @@ export async function failAttempt(db: Store, failure: Failure, allowed: string[]
             f.key,
             allowed,
           )
-            .returning(["job_id"])
+            .returning(["job_id", "started_at", "log_path"])
             .executeTakeFirst()
         : await guard(tx.updateTable("tasks").set({ status: "FAILED", error: f.error, completed_at: f.nowMs }), f.key, allowed)
-            .returning(["job_id"])
+            .returning(["job_id", "started_at", "log_path"])
             .executeTakeFirst();
     if (!updated) return { failed: false };
+    // A retried attempt leaves the task row, which the next attempt takes over: it is kept for the
+    // job's timeline of attempts. (A final failure stays on the row, as the task's latest attempt.)
+    if (f.retryAtMs !== null) {
+      await tx
+        .insertInto("task_attempts")
+        .values({ task_id: f.key.taskId, attempt: f.key.attempt, job_id: updated.job_id, worker_id: f.key.workerId, started_at: updated.started_at, ended_at: f.nowMs, log_path: updated.log_path, error: f.error })
+        .execute();
+    }
     const skipped = f.retryAtMs === null ? await skipDownstream(tx, f.key.taskId, f.nowMs) : [];
     // The worker's failed count is not touched here (see AttemptCounts in workers.ts).
     return { failed: true, jobId: updated.job_id, skipped };
   });
+}
+
+/**
+ * RUNNING → PENDING for a claim whose worker never learnt of it (the claim committed, its answer
+ * was lost with the connection): no attempt ran, so none is counted. The task is as it was before
+ * the claim: its attempt number, and the start and log of the attempt before, which task_attempts
+ * kept (none for a first attempt). Guarded by the claim's own instant too: a later claim of the
+ * task, by this worker with the same attempt number, is not that claim.
+ */
+export async function returnUnstartedClaim(db: Store, key: AttemptKey, claimedAt: bigint): Promise<boolean> {
+  const updated = await guard(
+    db.updateTable("tasks").set((eb) => {
+      const before = eb.selectFrom("task_attempts").where("task_id", "=", key.taskId).where("attempt", "=", key.attempt - 1);
+      return { status: "PENDING", worker_id: null, claimed_at: null, started_at: before.select("started_at"), log_path: before.select("log_path") };
+    }),
+    key,
+    ["RUNNING"],
+  )
+    .where("claimed_at", "=", claimedAt)
+    .returning(["id"])
+    .executeTakeFirst();
+  return updated !== undefined;
 }
 
 /**

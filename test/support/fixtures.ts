@@ -3,6 +3,8 @@
 import { createObject } from "../../src/objects/data-object.js";
 import type { DataScope } from "../../src/objects/object-registry.js";
 import { scopePlane } from "../../src/objects/scope-plane.js";
+import type { KyselyPlugin } from "kysely";
+import type { Store } from "../../src/store/db.js";
 import type { NewTaskRow } from "../../src/store/schema.js";
 import { insertWorker } from "../../src/store/workers.js";
 import type { Harness } from "./harness.js";
@@ -55,4 +57,21 @@ export function childTaskRow(h: Harness, jobId: bigint, kwargs: string): NewTask
     started_at: null,
     completed_at: null,
   };
+}
+
+/**
+ * A store that stops answering while `down` is true: the same store through a plugin that fails
+ * every statement as a refused connection does (ECONNREFUSED), for code that must ride out outages.
+ */
+export function storeOutage(db: Store, down = false): { db: Store; down: boolean } {
+  const outage = { db, down };
+  const plugin: KyselyPlugin = {
+    transformQuery(args) {
+      if (outage.down) throw Object.assign(new Error("connect ECONNREFUSED 127.0.0.1:5432"), { code: "ECONNREFUSED" });
+      return args.node;
+    },
+    transformResult: async (args) => args.result,
+  };
+  outage.db = db.withPlugin(plugin);
+  return outage;
 }

@@ -7,6 +7,7 @@ import type { HealthView, MeView } from "../../src/models/index.js";
 import type { ApiClient } from "./api/client.js";
 import { SessionProvider, type Session } from "./api/context.js";
 import { type LiveState, startLiveUpdates } from "./api/live.js";
+import { POLL_MS } from "./api/queries.js";
 import { Link } from "./components/Link.js";
 import { ErrorState, Loading } from "./components/States.js";
 import { ThemeToggle } from "./components/ThemeToggle.js";
@@ -59,7 +60,9 @@ function Signed({ client, health, route }: { client: ApiClient; health: Health; 
     queryKey: ["me", version],
     queryFn: () => client.request<MeView>("GET", "/auth/me"),
     enabled: signedIn,
-    refetchInterval: 60_000,
+    // As every query polls (SPEC: every 2 s): a role changed by an admin shows, controls included,
+    // as soon as a refreshed token carries it (it took up to a minute more).
+    refetchInterval: POLL_MS,
   });
   const onLogin = route.view === "login";
   const [live, setLive] = useState<LiveState>("connecting");

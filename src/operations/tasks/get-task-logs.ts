@@ -1,10 +1,10 @@
 // get_task_logs: the last 1 MiB of a task attempt's log file (CONTRACT §4 TaskLogsView).
 
 import { open, stat } from "node:fs/promises";
-import { dirname, join } from "node:path";
 import { TaskLogsInput, TaskLogsView } from "../../models/tasks.js";
 import { notFound } from "../../core/errors.js";
 import { leadingContinuationBytes } from "../../core/utf8.js";
+import { attemptLogPath, earlierAttemptLogPath } from "../../engine/task-log.js";
 import { defineOperation } from "../define.js";
 import { requireTask } from "../lookups.js";
 
@@ -37,7 +37,9 @@ export const getTaskLogs = defineOperation({
           ? task.log_path
           : // Beside the latest attempt's log: the worker that ran it may log elsewhere than this
             // process (its own SERVICE_LOG_DIR), and an earlier attempt usually ran there too.
-            join(task.log_path ? dirname(task.log_path) : join(config.logDir, task.job_id.toString(), task.id.toString()), `${chosen}.log`);
+            task.log_path
+            ? earlierAttemptLogPath(task.log_path, chosen)
+            : attemptLogPath(config.logDir, task.job_id, task.id, chosen);
     const base = { task_id: task.id.toString(), attempt: chosen, path };
     const tail = path ? await readTail(path, LOG_TAIL_BYTES) : null;
     if (!tail) return { ...base, available: false, size_bytes: null, content: "", truncated: false };

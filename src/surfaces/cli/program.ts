@@ -1,7 +1,7 @@
 // The CLI generated from the operation registry (SPEC "Command-line surface"): one command per
 // operation, options from its input schema, human output by default and `--json` for the REST body.
 
-import { Command, Option } from "commander";
+import { Command, InvalidArgumentError, Option } from "commander";
 import { stringify as stringifyYaml } from "yaml";
 import { visibleControls } from "../../core/control-chars.js";
 import { EXIT_CODES } from "../../core/errors.js";
@@ -59,6 +59,18 @@ const camel = (name: string) => name.replace(/_([a-z])/g, (_, c: string) => c.to
 /** The "Examples:" block of a command's --help. */
 export const examplesHelp = (examples: readonly string[]) => `\nExamples:\n${examples.map((e) => `  $ ${e}`).join("\n")}`;
 
+/**
+ * An option that takes one value refuses a second: commander keeps the last, so `--kwargs A
+ * --kwargs B` ran with B alone and said nothing (a usage error, exit 2).
+ */
+function givenOnce(option: Option): Option {
+  const parse = option.parseArg;
+  return option.argParser((value: string, previous: unknown) => {
+    if (previous !== undefined) throw new InvalidArgumentError(`${option.long} is given twice: give it once`);
+    return parse ? parse(value, previous) : value;
+  });
+}
+
 /** Finds or creates the command group for the leading words of "job cancel <ref>". */
 function groupFor(root: Command, words: string[]): Command {
   let parent = root;
@@ -93,12 +105,12 @@ export function addOperationCommands(program: Command, operations: readonly AnyO
       if (Array.isArray(field.enum)) option.choices(field.enum.map(String));
       // A field read from standard input when its option is absent (a password) is never mandatory.
       if (required.has(name) && field.default === undefined && op.cli.stdin !== name) option.makeOptionMandatory();
-      command.addOption(option);
+      command.addOption(bareFlag ? option : givenOnce(option));
     }
     for (const [flag, { description }] of Object.entries(op.cli.flags ?? {})) command.option(`--${flag}`, description);
     command.option("--json", "print the JSON body exactly as the REST API returns it (--output json)");
     // -o as kubectl and docker spell it.
-    command.addOption(new Option("-o, --output <format>", "table (the default), wide, json (the REST body) or yaml").choices(OUTPUT_FORMATS));
+    command.addOption(givenOnce(new Option("-o, --output <format>", "table (the default), wide, json (the REST body) or yaml").choices(OUTPUT_FORMATS)));
     command.option("--absolute", "times as written (ISO 8601, UTC) instead of relative (3m ago)");
     command.option("--no-headers", "tables without their header line and footer (for scripts)");
     if (op.cli.detailColumns) command.option("--wide", "every column of the tables below the fields, not the compact set");

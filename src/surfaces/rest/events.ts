@@ -67,6 +67,7 @@ function parseFilters(query: unknown): Filters {
   const filters: Filters = {};
   for (const [key, value] of Object.entries((query ?? {}) as Record<string, unknown>)) {
     if (key !== "job_id" && key !== "task_id") throw invalid(`unknown query parameter ${JSON.stringify(key.slice(0, 50))}: the stream takes job_id and task_id`);
+    if (Array.isArray(value)) throw invalid(`${key} is given ${value.length} times: the stream follows one ${key === "job_id" ? "job" : "task"} (or every job, without it)`);
     if (typeof value !== "string" || !ID_PATTERN.test(value) || BigInt(value) > MAX_ID) throw invalid(`${key} must be an id (a decimal string without leading zeros, from 1)`);
     filters[key === "job_id" ? "jobId" : "taskId"] = BigInt(value);
   }

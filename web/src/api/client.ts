@@ -65,6 +65,8 @@ export interface ApiClient {
    * access token goes with it rather than living on until it expires.
    */
   signedOutElsewhere(): void;
+  /** True after the server refused this tab's session (expired, revoked), until the next sign-in or sign-out. */
+  sessionEnded(): boolean;
   /** Called whenever the session ends or begins. */
   subscribe(listener: Listener): () => void;
   /** Bumped on every sign-in and sign-out (for useSyncExternalStore). */
@@ -139,6 +141,9 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
     }
   }
 
+  /** The server refused the session this tab had (see sessionEnded). */
+  let ended = false;
+
   /** Forgets every credential this tab and the shared store hold. */
   function forget() {
     accessToken = null;
@@ -150,7 +155,10 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
   function signOutLocally() {
     const had = accessToken !== null || storage.getItem(REFRESH_TOKEN_KEY) !== null || storage.getItem(API_TOKEN_KEY) !== null;
     forget();
-    if (had) changed();
+    if (had) {
+      ended = true;
+      changed();
+    }
   }
 
   /** Keeps a new pair: the access token in memory, the refresh token in local storage and the shared store. */
@@ -220,6 +228,7 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
     request,
     stream: (path, headers, signal) => authorized("GET", path, undefined, { headers: { accept: "text/event-stream", ...headers }, signal }),
     async login(username, password) {
+      ended = false;
       const response = await send("POST", "/auth/login", { username, password });
       if (!response.ok) throw await problemOf(response);
       const pair = (await response.json()) as TokenPair;
@@ -239,12 +248,14 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
       changed();
     },
     async useApiToken(token) {
+      ended = false;
       storage.setItem(API_TOKEN_KEY, token);
       // Proves the token before the app believes it: a wrong one ends here with a 401.
       await request("GET", "/auth/me");
       changed();
     },
     async logout() {
+      ended = false;
       const refreshToken = storage.getItem(REFRESH_TOKEN_KEY);
       try {
         if (scheme === "users" && refreshToken) await send("POST", "/auth/logout", { refresh_token: refreshToken });
@@ -253,6 +264,7 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
         changed();
       }
     },
+    sessionEnded: () => ended,
     signedOutElsewhere() {
       if (accessToken === null && scheme !== "token") return;
       accessToken = null;

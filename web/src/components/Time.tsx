@@ -8,13 +8,15 @@ let timer: ReturnType<typeof setInterval> | null = null;
 
 /**
  * One shared clock that ticks every second while anything shows a live time. A component re-renders
- * only when the time it shows can change: every `stepMs` (a time an hour old needs no second ticks,
- * and a table of 1,000 rows must not re-render each second).
+ * only when the time it shows can change: every `stepMs` counted from `fromMs`, the instant it shows
+ * (a time an hour old needs no second ticks, and a table of 1,000 rows must not re-render each
+ * second). Counted from the wall clock's own minutes, "1 min ago" stayed up to a minute late.
  */
-export function useNow(stepMs = 1000): number {
+export function useNow(stepMs = 1000, fromMs = 0): number {
   const [now, setNow] = useState(() => Date.now());
   useEffect(() => {
-    const tick = (next: number) => setNow((shown) => (Math.floor(next / stepMs) === Math.floor(shown / stepMs) ? shown : next));
+    const step = (at: number) => Math.floor((at - fromMs) / stepMs);
+    const tick = (next: number) => setNow((shown) => (step(next) === step(shown) ? shown : next));
     listeners.add(tick);
     timer ??= setInterval(() => {
       const next = Date.now();
@@ -27,7 +29,7 @@ export function useNow(stepMs = 1000): number {
         timer = null;
       }
     };
-  }, [stepMs]);
+  }, [stepMs, fromMs]);
   return now;
 }
 
@@ -43,7 +45,7 @@ export function Time({ iso }: { iso: string | null }) {
 }
 
 function RelativeTime({ iso }: { iso: string }) {
-  const now = useNow(stepFor(iso));
+  const now = useNow(stepFor(iso), Date.parse(iso));
   return (
     <time dateTime={iso} title={exactTime(iso)}>
       {relativeTime(iso, now)}

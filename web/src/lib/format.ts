@@ -63,3 +63,16 @@ export function spanMs(startIso: string | null, endIso: string | null, nowMs: nu
   const end = endIso === null ? nowMs : Date.parse(endIso);
   return Math.max(0, end - Date.parse(startIso));
 }
+
+/**
+ * Text from outside (a task's log, error or arguments) with the characters that reorder the text
+ * after them shown as `\u202e`-style escapes: "\u202eevil" showed as "live", so job code could
+ * disguise what it wrote. The same set as the CLI's visibleControls (src/core/control-chars.ts).
+ */
+export function visibleBidi(text: string): string {
+  return text.replace(/[\u202a-\u202e\u2066-\u2069]/g, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, "0")}`);
+}
+
+/** A JSON value as the views show it: indented, reordering characters visible. */
+export const shownJson = (value: unknown): string => visibleBidi(JSON.stringify(value, null, 2) ?? "null");
+

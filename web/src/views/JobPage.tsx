@@ -2,7 +2,7 @@
 // attempts, the task table, the error, and (for admins) cancel, or re-run from failure.
 
 import { memo, useState } from "react";
-import type { JobDetail, JobTaskView, JobView } from "../../../src/models/index.js";
+import type { AttemptView, JobDetail, JobTaskView, JobView, PageOf } from "../../../src/models/index.js";
 import { TERMINAL_JOB_STATUSES } from "../../../src/models/status-names.js";
 import { useIsAdmin } from "../api/context.js";
 import { useApiMutation, useApiQuery } from "../api/queries.js";
@@ -12,11 +12,15 @@ import { Empty, Loading, MutationError, ViewError } from "../components/States.j
 import { Status } from "../components/Status.js";
 import { Elapsed, Time } from "../components/Time.js";
 import { Timeline } from "../components/Timeline.js";
+import { shownJson, visibleBidi } from "../lib/format.js";
 import { hrefFor, navigate } from "../lib/route.js";
 
 export function JobPage({ id, tasksCursor }: { id: string | null; tasksCursor: string | null }) {
   // A large job's tasks come a page at a time; the page's cursor is in the address, so it reloads.
   const job = useApiQuery<JobDetail>(id ? `/jobs/${encodeURIComponent(id)}${tasksCursor ? `?tasks_cursor=${encodeURIComponent(tasksCursor)}` : ""}` : null);
+  // The attempts before a task's latest, for the timeline: asked for only when a task was retried.
+  const retried = job.data?.tasks.some((t) => t.attempt > 1) ?? false;
+  const attempts = useApiQuery<PageOf<AttemptView>>(id && retried ? `/jobs/${encodeURIComponent(id)}/attempts?limit=500` : null);
   if (!id) return <Missing />;
   if (job.isPending) return <Loading what="the job" />;
   if (job.isError && !job.data) return <ViewError title="Job" error={job.error} what="job" />;
@@ -81,7 +85,7 @@ export function JobPage({ id, tasksCursor }: { id: string | null; tasksCursor: s
       {detail.error ? (
         <div className="error-block" role="alert">
           <h2>Error</h2>
-          <pre>{detail.error}</pre>
+          <pre>{visibleBidi(detail.error)}</pre>
         </div>
       ) : null}
       <Arguments kwargs={detail.kwargs} result={detail.result_ref} />
@@ -98,7 +102,7 @@ export function JobPage({ id, tasksCursor }: { id: string | null; tasksCursor: s
       )}
       <TaskPages job={detail} cursor={tasksCursor} />
       <h2>Timeline</h2>
-      <Timeline tasks={detail.tasks} />
+      <Timeline tasks={detail.tasks} attempts={attempts.data?.items} moreAttempts={attempts.data?.next_cursor != null} />
       <h2>Tasks</h2>
       {detail.tasks.length === 0 ? (
         <p className="muted">None yet.</p>
@@ -169,7 +173,7 @@ function Arguments({ kwargs, result }: { kwargs: unknown; result: unknown }) {
       {hasKwargs ? (
         <div>
           <h2>Arguments</h2>
-          <pre className="json">{JSON.stringify(kwargs, null, 2)}</pre>
+          <pre className="json">{shownJson(kwargs)}</pre>
         </div>
       ) : null}
       {result !== null ? (
@@ -201,7 +205,7 @@ export function ResultRef({ value }: { value: unknown }) {
       );
     }
   }
-  return <pre className="json">{JSON.stringify(value, null, 2)}</pre>;
+  return <pre className="json">{shownJson(value)}</pre>;
 }
 
 /** A failed or cancelled run again, reusing what completed (run_job rerun_of). */

@@ -53,6 +53,7 @@ export function LoginPage({ client, next }: { client: ApiClient; next: string | 
   return (
     <section className="login">
       <h1>Sign in</h1>
+      {client.sessionEnded() && error === null ? <p role="status">Your session has ended (it expired or was revoked): sign in again.</p> : null}
       <form onSubmit={submit} aria-describedby={error ? "login-error" : undefined}>
         {scheme === "users" ? (
           <>

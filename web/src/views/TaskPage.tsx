@@ -8,7 +8,7 @@ import { Link } from "../components/Link.js";
 import { Empty, ErrorState, Loading, ViewError } from "../components/States.js";
 import { Status } from "../components/Status.js";
 import { Elapsed, Time } from "../components/Time.js";
-import { formatBytes } from "../lib/format.js";
+import { formatBytes, shownJson, visibleBidi } from "../lib/format.js";
 import { hrefFor } from "../lib/route.js";
 import { ResultRef } from "./JobPage.js";
 
@@ -89,13 +89,13 @@ export function TaskPage({ id }: { id: string | null }) {
       {t.error ? (
         <div className="error-block" role="alert">
           <h2>Error</h2>
-          <pre>{t.error}</pre>
+          <pre>{visibleBidi(t.error)}</pre>
         </div>
       ) : null}
       <div className="two-columns">
         <div>
           <h2>Arguments</h2>
-          <pre className="json">{JSON.stringify(t.kwargs, null, 2)}</pre>
+          <pre className="json">{shownJson(t.kwargs)}</pre>
         </div>
         <div>
           <h2>Result</h2>
@@ -161,7 +161,7 @@ function TaskLog({ id, attempt, follow }: { id: string; attempt: number; follow:
           pinned.current = el.scrollHeight - el.scrollTop - el.clientHeight < 24;
         }}
       >
-        {view.content === "" ? <span className="muted">(empty)</span> : view.content}
+        {view.content === "" ? <span className="muted">(empty)</span> : visibleBidi(view.content)}
       </pre>
     </>
   );

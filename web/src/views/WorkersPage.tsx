@@ -34,7 +34,7 @@ export function WorkersPage() {
             <button type="button" onClick={() => start.mutate()} disabled={start.isPending}>
               Start worker
             </button>
-            {start.isSuccess ? <span role="status">Starting: it appears here once it registers.</span> : null}
+            {start.isSuccess && !registeredSince(workers.data?.items, start.submittedAt) ? <span role="status">Starting: it appears here once it registers.</span> : null}
             <MutationError error={start.error} />
           </div>
         ) : null}
@@ -107,4 +107,12 @@ export function WorkersPage() {
       </PagedList>
     </section>
   );
+}
+
+/**
+ * Whether a worker registered after the start was asked for (a second of clock difference allowed):
+ * the note that one is starting then has said what it had to.
+ */
+function registeredSince(workers: readonly WorkerView[] | undefined, askedAtMs: number): boolean {
+  return (workers ?? []).some((worker) => Date.parse(worker.started_at) >= askedAtMs - 1000);
 }
