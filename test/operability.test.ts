@@ -14,7 +14,7 @@ import { createLogger } from "../src/core/log.js";
 import { SYNTHETIC_ADMIN, invoke, operationByName } from "../src/operations/index.js";
 import type { EngineRuntime } from "../src/app/engine-runtime.js";
 import { forEachBackend } from "./support/backends.js";
-import { entry, runAndWait, withEngine } from "./support/engine.js";
+import { entry, runAndWait, waitForJob, withEngine } from "./support/engine.js";
 import { type Harness, startHarness } from "./support/harness.js";
 import { redoclyFindings, spectralFindings } from "./support/openapi-lint.js";
 import { createRefusalLog } from "../src/surfaces/rest/refusals.js";
@@ -118,7 +118,10 @@ forEachBackend("operability", (backend) => {
   it("GET /metrics: jobs and tasks by status, the queue, task durations, requests by route, the process", async () => {
     const job = await runAndWait(h, entry("pipeline"), { n: 1 });
     expect((await h.http("GET", `/api/v0/jobs/${job.id}`)).status).toBe(200);
-    expect((await h.http("POST", "/api/v0/jobs:run", { name: entry("hello") })).status).toBe(201);
+    const hello = await h.http("POST", "/api/v0/jobs:run", { name: entry("hello") });
+    expect(hello.status).toBe(201);
+    // The queue reads empty only once that job has run: it was PENDING when CI's machine was slow.
+    await waitForJob(h, (hello.body as { id: string }).id);
     const { status, headers, text } = await h.http("GET", "/metrics");
     expect(status).toBe(200);
     expect(headers.get("content-type")).toMatch(/^text\/plain; version=0\.0\.4/);
