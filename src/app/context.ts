@@ -40,11 +40,20 @@ export interface OpenServiceOptions {
   /** A worker process: its SQL connections run only the engine's statements (OpenStoreOptions.engine). */
   engine?: boolean;
   /**
+   * Worker and background processes: a statement PostgreSQL leaves unanswered for
+   * STATEMENT_DEADLINE_MS closes its connection instead of holding a task or a tick for good. Not
+   * the server's, whose migrations and large deletions may rightly take longer.
+   */
+  boundedStatements?: boolean;
+  /**
    * The process that owns the deployment's schema (server start): it creates the ClickHouse
    * database when missing. Others find it or are refused (chDB's is always created).
    */
   createsColumnDatabase?: boolean;
 }
+
+/** Far beyond any statement of the engine or the background loop, far below the kernel's 15 minutes. */
+export const STATEMENT_DEADLINE_MS = 120_000;
 
 const LEASE_TTL_MS = 10 * 60_000;
 
@@ -99,7 +108,7 @@ export const EXIT_START_AGAIN = 75;
 export async function openService(config: Config, options: OpenServiceOptions = {}): Promise<OpenedService> {
   const clock = options.clock ?? systemClock;
   const log = options.log ?? createLogger(config.logLevel, undefined, config.logFormat);
-  const db = openStore(config.sql, { pgSchema: options.pgSchema, engine: options.engine });
+  const db = openStore(config.sql, { pgSchema: options.pgSchema, engine: options.engine, statementDeadlineMs: options.boundedStatements ? STATEMENT_DEADLINE_MS : undefined });
 
   const holder = `${hostname()}:${process.pid}:${Math.random().toString(36).slice(2, 8)}`;
   const { node, migrated } = await leaseNodeOrMigrate(db, holder, clock);

@@ -52,7 +52,7 @@ export async function runWorkerProcess(config: Config, options: { concurrency: n
   requireDistributed(config, "`worker start`");
   const stop = listenForStop();
   if (!(await stepUnlessStopped(stop, () => requireUsableStores(config)))) return 0;
-  const service = await openService(config, { longRunning: true, engine: true });
+  const service = await openService(config, { longRunning: true, engine: true, boundedStatements: true });
   const release = holdProcessOpen();
   try {
     if (stop.received) return 0;
@@ -85,7 +85,7 @@ export async function runBackgroundProcess(config: Config): Promise<number> {
   requireDistributed(config, "`background start`");
   const stop = listenForStop();
   if (!(await stepUnlessStopped(stop, () => requireUsableStores(config)))) return 0;
-  const service = await openService(config, { longRunning: true });
+  const service = await openService(config, { longRunning: true, boundedStatements: true });
   const release = holdProcessOpen();
   try {
     if (stop.received) return 0;

@@ -7,6 +7,7 @@ import { CompiledQuery, type DatabaseConnection, type Driver, Kysely, PostgresAd
 import pg from "pg";
 import type { SqlTarget } from "../core/config.js";
 import type { Database } from "./schema.js";
+import { boundStatementTime } from "./pg-deadline.js";
 import { usePreparedStatements } from "./pg-statements.js";
 
 export type Store = Kysely<Database>;
@@ -22,6 +23,11 @@ export interface OpenStoreOptions {
    * (see ENGINE_PLAN_SETTINGS).
    */
   engine?: boolean;
+  /**
+   * Long-running processes' connections: a statement unanswered this long closes its connection
+   * (see boundStatementTime) rather than waiting on a stalled one for good.
+   */
+  statementDeadlineMs?: number;
 }
 
 export function openStore(target: SqlTarget, options: OpenStoreOptions = {}): Store {
@@ -156,6 +162,8 @@ function openPostgres(connectionString: string, options: OpenStoreOptions): Stor
   pool.on("error", () => undefined);
   pool.on("connect", (client) => client.on("error", () => undefined));
   pool.on("connect", usePreparedStatements);
+  const deadlineMs = options.statementDeadlineMs;
+  if (deadlineMs !== undefined) pool.on("connect", (client) => boundStatementTime(client, deadlineMs));
   // Queued before the connection's first query (a connection string's own options would override
   // startup options given here).
   if (options.engine) pool.on("connect", (client) => void client.query(ENGINE_PLAN_SETTINGS).catch(() => undefined));
