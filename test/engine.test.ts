@@ -115,6 +115,18 @@ forEachBackend("engine", (backend) => {
     const first = (await h.call("get_task_logs", { id: flaky.id, attempt: 1 })) as TaskLogsView;
     expect(first).toMatchObject({ available: true, path: join(elsewhere, "1.log") });
     expect(first.content).toContain("flaky failure on attempt 1");
+    // Found by trying the product: an attempt retried after its worker stopped ran on another
+    // machine than the next one. Its own worker recorded where it logged, and that is read first.
+    const otherHost = join(dirname(elsewhere), `other-host-${flaky.id}`);
+    mkdirSync(otherHost);
+    renameSync(join(elsewhere, "2.log"), join(otherHost, "2.log"));
+    await h.service.db.updateTable("task_attempts").set({ log_path: join(otherHost, "2.log") }).where("task_id", "=", BigInt(flaky.id)).where("attempt", "=", 2).execute();
+    const second = (await h.call("get_task_logs", { id: flaky.id, attempt: 2 })) as TaskLogsView;
+    expect(second).toMatchObject({ available: true, path: join(otherHost, "2.log") });
+    expect(second.content).toContain("flaky failure on attempt 2");
+    // Readable nowhere here: the answer names where it was recorded, not a guess beside the latest.
+    rmSync(otherHost, { recursive: true });
+    expect(await h.call("get_task_logs", { id: flaky.id, attempt: 2 })).toMatchObject({ available: false, path: join(otherHost, "2.log") });
   });
 
   it("fails a task for good, skips its dependents at once, lets independent work finish", async () => {

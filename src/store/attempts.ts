@@ -29,3 +29,9 @@ export async function pageAttemptsOfJob(db: Store, jobId: bigint, limit: number,
   const { rows: shown, nextCursor } = pageOf(rows, limit, (row) => `${row.task_id}.${Number(row.attempt)}`);
   return { rows: shown, total: Number(counted?.n ?? 0), nextCursor };
 }
+
+/** Where an earlier attempt logged, as its worker recorded it when the attempt was retried (null when unknown). */
+export async function recordedAttemptLogPath(db: Store, taskId: bigint, attempt: number): Promise<string | null> {
+  const row = await db.selectFrom("task_attempts").select("log_path").where("task_id", "=", taskId).where("attempt", "=", attempt).executeTakeFirst();
+  return row?.log_path ?? null;
+}

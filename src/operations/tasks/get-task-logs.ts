@@ -5,6 +5,7 @@ import { TaskLogsInput, TaskLogsView } from "../../models/tasks.js";
 import { notFound } from "../../core/errors.js";
 import { leadingContinuationBytes } from "../../core/utf8.js";
 import { attemptLogPath, earlierAttemptLogPath } from "../../engine/task-log.js";
+import { recordedAttemptLogPath } from "../../store/attempts.js";
 import { defineOperation } from "../define.js";
 import { requireTask } from "../lookups.js";
 
@@ -40,10 +41,15 @@ export const getTaskLogs = defineOperation({
             task.log_path
             ? earlierAttemptLogPath(task.log_path, chosen)
             : attemptLogPath(config.logDir, task.job_id, task.id, chosen);
-    const base = { task_id: task.id.toString(), attempt: chosen, path };
-    const tail = path ? await readTail(path, LOG_TAIL_BYTES) : null;
-    if (!tail) return { ...base, available: false, size_bytes: null, content: "", truncated: false };
-    return { ...base, available: true, ...tail };
+    // An earlier attempt was often retried because its worker stopped or was lost, so the retry ran
+    // on another machine: its log is where its own worker recorded it (task_attempts), which is
+    // read first and named when no copy is readable here.
+    const recorded = chosen !== null && chosen < (latest ?? 0) ? await recordedAttemptLogPath(db, task.id, chosen) : null;
+    for (const candidate of recorded !== null && recorded !== path ? [recorded, path] : [path]) {
+      const tail = candidate ? await readTail(candidate, LOG_TAIL_BYTES) : null;
+      if (tail) return { task_id: task.id.toString(), attempt: chosen, path: candidate, available: true, ...tail };
+    }
+    return { task_id: task.id.toString(), attempt: chosen, path: recorded ?? path, available: false, size_bytes: null, content: "", truncated: false };
   },
 });
 
