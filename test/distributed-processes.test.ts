@@ -185,7 +185,12 @@ describe.runIf(distributed)("distributed processes", () => {
     });
     const signalled = Date.now();
     leaving.child.kill("SIGTERM");
+    // An operator's reflex: a second signal during the grace period. It was the default kill (143),
+    // the worker left ACTIVE and its task held until the worker was declared LOST.
+    await waitLong("the worker to hear the first signal", async () => leaving.log().includes("got SIGTERM"));
+    leaving.child.kill("SIGINT");
     expect(await leaving.exited).toBe(0);
+    expect(leaving.log()).toMatch(/worker \d+ got SIGINT again: it is already stopping and ends within \d+ s; kill -9 ends it at once/);
     // The grace period is 5 s; the task would have run for two minutes.
     expect(Date.now() - signalled).toBeLessThan(30_000);
     expect((await workers()).find((w) => w.pid === leaving.child.pid)!.status).toBe("STOPPED");

@@ -20,7 +20,7 @@ import { dropOrphanTables } from "../engine/cleanup.js";
 import { registerExamples } from "./examples.js";
 import { readLiveServer, removeServerRecord, writeServerRecord } from "./server-file.js";
 import { ensurePortFree, listenOrRefuse } from "./listen.js";
-import { untilStopSignal } from "./signals.js";
+import { STOP_BOUND_MS, exitIfStopHangs, untilStopSignal } from "./signals.js";
 import { PACKAGE_ROOT } from "./version.js";
 
 /** The built web app (`npm run build:web`, run by npm install). */
@@ -122,6 +122,7 @@ export async function runLocalServer(config: Config, options: LocalServerOptions
   // As a worker process (CONTRACT §9): running tasks get the grace period, then fail as attempts
   // and are retried at the next start; a task without a timeout no longer holds the process.
   server.service.log.info(`got ${await untilStopSignal()}: shutting down; running tasks get ${GRACE_PERIOD_MS / 1000} s to finish`);
+  exitIfStopHangs(server.service.log, "the local server", GRACE_PERIOD_MS + STOP_BOUND_MS);
   await server.stop({ graceMs: GRACE_PERIOD_MS });
   return 0;
 }

@@ -4,6 +4,9 @@
 import { ERROR_KINDS } from "../core/errors.js";
 import type { Logger } from "../core/log.js";
 
+/** What a stop signal after the first does: set once the process says how long its stop may take. */
+let repeatedStopSignal: ((signal: NodeJS.Signals) => void) | undefined;
+
 /** What bin/early-stop.mjs leaves for a long-running command: a signal heard while loading. */
 interface EarlyStop {
   signal: NodeJS.Signals | undefined;
@@ -17,13 +20,17 @@ interface EarlyStop {
 export function untilStopSignal(): Promise<NodeJS.Signals> {
   const early = (globalThis as { [key: symbol]: EarlyStop | undefined })[Symbol.for("jobhouse.early-stop")];
   const heard = new Promise<NodeJS.Signals>((resolve) => {
+    let stopping = early?.signal !== undefined;
+    // The listener stays: a second Ctrl-C or SIGTERM during the stop (an operator's reflex) was the
+    // default kill, exit 143 mid-stop, a worker left ACTIVE with its tasks held until it was LOST.
+    // The stop is bounded (exitIfStopHangs); a repeat is only said, and kill -9 still ends it at once.
     const stop = (signal: NodeJS.Signals) => {
-      process.off("SIGINT", stop);
-      process.off("SIGTERM", stop);
+      if (stopping) return repeatedStopSignal?.(signal);
+      stopping = true;
       resolve(signal);
     };
-    process.once("SIGINT", stop);
-    process.once("SIGTERM", stop);
+    process.on("SIGINT", stop);
+    process.on("SIGTERM", stop);
   });
   // Ours is in place first, so no moment is left without a listener (the default kill).
   early?.stopListening();
@@ -88,6 +95,9 @@ export const STOP_BOUND_MS = 10_000;
  * timer holds nothing open: a shutdown that finishes exits as it would.
  */
 export function exitIfStopHangs(log: Logger, what: string, boundMs: number, exit: (code: number) => void = (code) => process.exit(code)): () => void {
+  const deadline = Date.now() + boundMs;
+  repeatedStopSignal = (signal) =>
+    log.warn(`${what} got ${signal} again: it is already stopping and ends within ${Math.max(1, Math.ceil((deadline - Date.now()) / 1000))} s; kill -9 ends it at once, without a clean stop`);
   const timer = setTimeout(() => {
     log.error(`${what} did not stop within ${boundMs / 1000} s (a store that does not answer?): exiting without a clean stop`);
     exit(ERROR_KINDS.internal.exitCode);
