@@ -12,6 +12,7 @@ import { type Store, openStore } from "../store/db.js";
 import { pendingMigrations } from "../store/migrate.js";
 import { EXIT_START_AGAIN, openService } from "./context.js";
 import { GRACE_PERIOD_MS, startEngine } from "./engine-runtime.js";
+import { startLogSweep } from "../engine/log-sweep.js";
 import { STOP_BOUND_MS, exitIfStopHangs, holdProcessOpen, listenForStop, stepUnlessStopped } from "./signals.js";
 import { checkClickHouseReachable, clickHouseUnreachable, sqlUnreachable } from "./store-reach.js";
 
@@ -54,10 +55,12 @@ export async function runWorkerProcess(config: Config, options: { concurrency: n
   if (!(await stepUnlessStopped(stop, () => requireUsableStores(config)))) return 0;
   const service = await openService(config, { longRunning: true, engine: true, boundedStatements: true });
   const release = holdProcessOpen();
+  let stopSweep = () => undefined as void;
   try {
     if (stop.received) return 0;
     const engine = await startEngine(service, { concurrency: options.concurrency, maxTasks: options.maxTasks, background: false, warmThreads: true });
     const id = engine.worker().id;
+    stopSweep = startLogSweep({ db: service.db, logDir: service.config.logDir, log: service.log });
     service.log.info(`worker ${id} started (pid ${process.pid}, concurrency ${options.concurrency}${options.maxTasks ? `, at most ${options.maxTasks} tasks` : ""})`);
     const why = await Promise.race([stop.signal, engine.finished().then(() => "done")]);
     // CONTRACT §9: after a signal, running tasks get the grace period; what still runs then fails
@@ -75,6 +78,7 @@ export async function runWorkerProcess(config: Config, options: { concurrency: n
     service.log.info(`worker ${id} stopped`);
     return 0;
   } finally {
+    stopSweep();
     await service.close();
     release();
   }

@@ -1,0 +1,62 @@
+// Task logs of deleted jobs, removed on the machine that wrote them. Retention and delete_job remove
+// a job's log folder where they run, but in distributed mode the logs are on each worker's own disk
+// (CONTRACT §9), which the background process and the server cannot reach: each worker sweeps its own.
+
+import { readdir, rm } from "node:fs/promises";
+import { join } from "node:path";
+import type { Logger } from "../core/log.js";
+import { chunksOf } from "../store/chunks.js";
+import type { Store } from "../store/db.js";
+import { MAX_ID } from "../store/paging.js";
+
+/** A job's log folder is named by its id (task-log.ts attemptLogPath); anything else is not ours to remove. */
+const isJobFolder = (name: string) => /^\d{1,19}$/.test(name) && BigInt(name) <= MAX_ID;
+
+/**
+ * Removes the folders under `logDir` of jobs the store no longer has; resolves with how many. A
+ * folder is made only when a task of its job is claimed, so a job that has one exists until it is
+ * deleted, and a deleted job never gains another.
+ */
+export async function sweepDeletedJobLogs(db: Store, logDir: string): Promise<number> {
+  let names: string[];
+  try {
+    names = await readdir(logDir);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return 0;
+    throw error;
+  }
+  let removed = 0;
+  for (const chunk of chunksOf(names.filter(isJobFolder), 500)) {
+    const rows = await db.selectFrom("jobs").select("id").where("id", "in", chunk.map(BigInt)).execute();
+    const present = new Set(rows.map((row) => row.id.toString()));
+    for (const name of chunk) {
+      if (present.has(name)) continue;
+      await rm(join(logDir, name), { recursive: true, force: true });
+      removed++;
+    }
+  }
+  return removed;
+}
+
+/** How often a worker process sweeps: deletions come from retention's daily window, not by the second. */
+export const LOG_SWEEP_EVERY_MS = 60 * 60_000;
+
+/** Sweeps a minute after the start, then every LOG_SWEEP_EVERY_MS; returns the stop. */
+export function startLogSweep(deps: { db: Store; logDir: string; log: Logger }, everyMs = LOG_SWEEP_EVERY_MS, firstAfterMs = 60_000): () => void {
+  let timer: NodeJS.Timeout;
+  let stopped = false;
+  const sweep = async () => {
+    try {
+      const removed = await sweepDeletedJobLogs(deps.db, deps.logDir);
+      if (removed > 0) deps.log.info(`removed the task logs of ${removed} deleted job(s) from ${deps.logDir}`);
+    } catch (error) {
+      deps.log.warn(`task log sweep of ${deps.logDir} failed: ${(error as Error).message}`);
+    }
+    if (!stopped) timer = setTimeout(() => void sweep(), everyMs).unref();
+  };
+  timer = setTimeout(() => void sweep(), firstAfterMs).unref();
+  return () => {
+    stopped = true;
+    clearTimeout(timer);
+  };
+}
