@@ -7,6 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type KyselyPlugin, sql } from "kysely";
 import { afterAll, describe, expect, it } from "vitest";
+import { runCli } from "../src/app/cli.js";
 import { type Store, openStore } from "../src/store/db.js";
 import { migrateToLatest, pendingMigrations } from "../src/store/migrate.js";
 import { BACKENDS, pgSchemaOf } from "./support/backends.js";
@@ -75,6 +76,28 @@ describe.runIf(distributed)("migrations on a shared PostgreSQL database", () => 
   // build had migrated "corrupted migrations", so a rolling upgrade's old server could not restart.
   it("runs on a schema a newer build migrated, and says so when this build's own migrations are missing too", async () => {
     await expectNewerSchemaAccepted((await freshStore()).db);
+  });
+
+  // Found by trying the product: `jobhouse ready` (a readiness probe) or `job list` on a fresh
+  // database migrated it on the way in, and the documented `migrate` then said "up to date".
+  it("a CLI command on a store with no schema yet refuses in one line and leaves it empty; migrate then applies every migration", async () => {
+    const { db } = await freshStore();
+    const env = envs.at(-1)!;
+    const cli = async (...argv: string[]) => {
+      const out: string[] = [];
+      const err: string[] = [];
+      const code = await runCli(argv, { env: { ...env, SERVICE_AUTH: "token", SERVICE_API_TOKEN: "t0ken-for-a-fresh-store" }, streams: { out: (t) => out.push(t), err: (t) => err.push(t) } });
+      return { code, out: out.join("\n"), err: err.join("\n") };
+    };
+    for (const argv of [["job", "list"], ["ready"]]) {
+      const refused = await cli(...argv);
+      expect(refused.code, argv.join(" ")).toBe(10);
+      expect(refused.err).toBe("error: the SQL store has no jobhouse schema yet: run `jobhouse migrate` (or `jobhouse server start`, which migrates) first (schema_outdated)");
+    }
+    expect(await pendingMigrations(db)).toContain("001-initial");
+    const migrated = await cli("migrate");
+    expect(migrated.code, migrated.err).toBe(0);
+    expect(migrated.out).toMatch(/^Applied 001-initial, /);
   });
 
   it("does not retry when its own schema is the one missing", async () => {

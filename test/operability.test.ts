@@ -175,6 +175,10 @@ it("under SERVICE_LOG_FORMAT=json a process's refusal to start is a JSON record;
   expect(background.code).toBe(2);
   expect(JSON.parse(background.err)).toMatchObject({ level: "error", msg: 'SERVICE_AUTH must be "token" or "users", got "bogus"' });
   expect((await refusal(["job", "list"], { SERVICE_AUTH: "bogus" })).err).toBe('error: SERVICE_AUTH must be "token" or "users", got "bogus"');
+  // Under the default text format too, as docs/OPERATIONS.md says: "<time> ERROR <message>".
+  const text = await refusal(["worker", "start"], { ...unreachable, SERVICE_LOG_FORMAT: "text" });
+  expect(text.code).toBe(10);
+  expect(text.err).toMatch(/^\d{4}-\d\d-\d\dT\S+ ERROR PostgreSQL at postgres:\/\/postgres@127\.0\.0\.1:1\/nowhere cannot be reached: ECONNREFUSED \(sql_unreachable\)$/);
 });
 
 it("logs one line per class of refused request a minute, then how many more came", () => {

@@ -278,7 +278,7 @@ describe.runIf(distributed)("server start in distributed mode", () => {
     sqlUrl.searchParams.set("sslmode", "verify-full");
     const refused = await run(["job", "list"], { SERVICE_SQL_URL: sqlUrl.toString() });
     expect(refused.status).toBe(10);
-    expect(refused.stderr).toMatch(/^error: PostgreSQL at \S+ cannot be reached: The server does not support SSL connections \(sql_unreachable\)$/m);
+    expect(refused.stderr).toMatch(/^\S+ ERROR PostgreSQL at \S+ cannot be reached: The server does not support SSL connections \(sql_unreachable\)$/m);
   });
 
   // A file that is not PEM, or a key of another certificate, said "unexpected failure: error:0480006C:PEM

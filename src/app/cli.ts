@@ -127,7 +127,9 @@ export async function runCli(argv: string[], options: CliOptions = {}): Promise<
   const getService = async () => {
     const cfg = getConfig();
     // An unreachable PostgreSQL is one line naming it, not an "unexpected failure" (CONTRACT §9).
-    return (service ??= await openService(cfg, { log: createLogger(cfg.logLevel === "debug" ? "debug" : "error", undefined, cfg.logFormat) }).catch((error: unknown) => {
+    // Local mode sets itself up on first use; a distributed deployment's schema is `migrate`'s.
+    const log = createLogger(cfg.logLevel === "debug" ? "debug" : "error", undefined, cfg.logFormat);
+    return (service ??= await openService(cfg, { log, migratesEmptyStore: cfg.mode === "local" }).catch((error: unknown) => {
       throw asStoreRefusal(cfg, "sql", error);
     }));
   };
@@ -205,17 +207,17 @@ export async function runCli(argv: string[], options: CliOptions = {}): Promise<
     await program.parseAsync(helpAsOption(argv), { from: "user" });
     return exitCode;
   } catch (error) {
-    // Under SERVICE_LOG_FORMAT=json a process's refusal to start is a log record like its others.
-    const asRecord = runsProcess && requestedLogFormat(options.env) === "json";
-    return reportError(error, asRecord ? { ...streams, err: jsonErrorRecord(streams) } : streams);
+    // A process's refusal to start is a log record like its others, in SERVICE_LOG_FORMAT's format
+    // (docs/OPERATIONS.md): a log shipper, or an operator reading a journal, sees it among them.
+    return reportError(error, runsProcess ? { ...streams, err: errorRecord(streams, requestedLogFormat(options.env)) } : streams);
   } finally {
     await service?.close().catch(() => undefined);
   }
 }
 
-/** `error: <text>` as the one-line JSON record the process's logger writes at error level. */
-function jsonErrorRecord(streams: CliStreams): (line: string) => void {
-  const logger = createLogger("error", (line) => streams.err(line.trimEnd()), "json");
+/** `error: <text>` as the one-line record the process's logger writes at error level. */
+function errorRecord(streams: CliStreams, format: "text" | "json"): (line: string) => void {
+  const logger = createLogger("error", (line) => streams.err(line.trimEnd()), format);
   return (line) => logger.error(line.replace(/^error: /, ""));
 }
 

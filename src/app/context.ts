@@ -3,6 +3,7 @@
 import { hostname } from "node:os";
 import { type Clock, systemClock } from "../core/clock.js";
 import type { Config } from "../core/config.js";
+import { unavailable } from "../core/errors.js";
 import { createIdGenerator } from "../core/ids.js";
 import { type ChangeFeed, createLocalChangeFeed, createSharedChangeFeed } from "../engine/changes.js";
 import { createEventHub } from "../engine/event-hub.js";
@@ -45,6 +46,12 @@ export interface OpenServiceOptions {
    * the server's, whose migrations and large deletions may rightly take longer.
    */
   boundedStatements?: boolean;
+  /**
+   * Whether a store with no schema yet is migrated on the way in (to lease an id node). Every
+   * process but a distributed deployment's one-shot commands: a readiness probe or a `job list`
+   * must not change the deployment's schema (CONTRACT §9: `migrate` and `server start` do).
+   */
+  migratesEmptyStore?: boolean;
   /**
    * The process that owns the deployment's schema (server start): it creates the ClickHouse
    * database when missing. Others find it or are refused (chDB's is always created).
@@ -111,7 +118,10 @@ export async function openService(config: Config, options: OpenServiceOptions = 
   const db = openStore(config.sql, { pgSchema: options.pgSchema, engine: options.engine, statementDeadlineMs: options.boundedStatements ? STATEMENT_DEADLINE_MS : undefined });
 
   const holder = `${hostname()}:${process.pid}:${Math.random().toString(36).slice(2, 8)}`;
-  const { node, migrated } = await leaseNodeOrMigrate(db, holder, clock);
+  const { node, migrated } = await leaseNodeOrMigrate(db, holder, clock, options.migratesEmptyStore ?? true).catch(async (error: unknown) => {
+    await db.destroy();
+    throw error;
+  });
   const renewal = options.longRunning ? keepNodeLease(db, node, holder, clock, log) : undefined;
 
   let columnStore: Promise<ColumnStore> | undefined;
@@ -195,11 +205,12 @@ function observePublishes(feed: ChangeFeed, emitter: OpenLineageEmitter): Change
 }
 
 /** On a store that was never set up the lease table is missing: migrate once, then lease. */
-async function leaseNodeOrMigrate(db: Store, holder: string, clock: Clock): Promise<{ node: number; migrated: string[] }> {
+async function leaseNodeOrMigrate(db: Store, holder: string, clock: Clock, migrates: boolean): Promise<{ node: number; migrated: string[] }> {
   try {
     return { node: await leaseNode(db, holder, clock.now(), LEASE_TTL_MS), migrated: [] };
   } catch (error) {
     if (!/no such table|does not exist/i.test(String((error as Error).message))) throw error;
+    if (!migrates) throw unavailable("the SQL store has no jobhouse schema yet: run `jobhouse migrate` (or `jobhouse server start`, which migrates) first", "schema_outdated");
     const migrated = await migrateToLatest(db);
     return { node: await leaseNode(db, holder, clock.now(), LEASE_TTL_MS), migrated };
   }
