@@ -156,6 +156,13 @@ forEachBackend("Problems", (backend) => {
       expect(((await h.http("GET", "/api/v0/jobs/007")).body as { detail: string }).detail).toBe("ref: an id is written without leading zeros");
       const huge = await h.http("POST", "/api/v0/jobs:run", '{"name":"known","kwargs":{"a":{"b":[1,-1e999]}}}');
       expect((huge.body as { detail: string }).detail).toMatch(/^kwargs\.a\.b\.1: is a number too large for JSON/);
+      // Valid JSON refused for a key that could reach a prototype was "Body is not valid JSON".
+      for (const body of ['{"name":"known","kwargs":{"__proto__":{"x":1}}}', '{"name":"known","kwargs":{"constructor":{"prototype":{}}}}']) {
+        const refused = await h.http("POST", "/api/v0/jobs:run", body);
+        expect(refused.status, body).toBe(422);
+        expect((refused.body as { detail: string }).detail).toBe('request body: a key "__proto__", or "constructor" holding "prototype", is refused (it could reach an object\'s prototype)');
+      }
+      expect(((await h.http("POST", "/api/v0/jobs:run", "{name:")).body as { detail: string }).detail).toMatch(/^request body: Body is not valid JSON/);
     });
 
     // An MCP client that leaves out a RefId read zod's "ref: Invalid input", which names no cause.

@@ -91,7 +91,14 @@ export async function buildHttpApp(
     // REST only: /mcp answers a body it cannot take in JSON-RPC's terms.
     const inexact = request.url.startsWith("/mcp") ? null : firstInexactInteger(text);
     if (inexact !== null) return done(invalid(inexactIntegerMessage(inexact)), undefined);
-    parseJson(request, text, done);
+    parseJson(request, text, (error, parsed) => {
+      // fastify words every refusal "Body is not valid JSON", also valid JSON it refuses for a key
+      // that could reach an object's prototype: that one is named.
+      if (error && (error as { code?: string }).code === "FST_ERR_CTP_INVALID_JSON_BODY" && isJson(text)) {
+        return done(invalid('request body: a key "__proto__", or "constructor" holding "prototype", is refused (it could reach an object\'s prototype)'), undefined);
+      }
+      done(error, parsed);
+    });
   });
   const hosts: HostPolicy = { loopbackOnly: isLoopbackName(options.listenHost ?? "127.0.0.1"), allowed: options.allowedHosts ?? [] };
 
@@ -161,6 +168,15 @@ export async function buildHttpApp(
 
   await registerWebApp(app, options.webRoot, service, routeMethods, authenticate);
   return app;
+}
+
+function isJson(text: string): boolean {
+  try {
+    JSON.parse(text);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** Fastify's refusal of a request body it could not read as JSON. */
