@@ -127,6 +127,8 @@ forEachBackend("operability", (backend) => {
     expect(headers.get("content-type")).toMatch(/^text\/plain; version=0\.0\.4/);
     expect(text).toMatch(/^jobhouse_jobs\{status="COMPLETED"\} [1-9]\d*$/m);
     expect(text).toMatch(/^jobhouse_tasks\{status="COMPLETED"\} [1-9]\d*$/m);
+    // A status no task holds is 0, as for jobs, not a series that is missing.
+    expect(text).toMatch(/^jobhouse_tasks\{status="CLAIMED"\} 0$/m);
     expect(text).toMatch(/^jobhouse_queue_depth 0$/m);
     expect(text).toMatch(/^jobhouse_queue_oldest_wait_seconds 0$/m);
     expect(text).toMatch(/^jobhouse_task_duration_seconds_count\{status="COMPLETED"\} [1-9]\d*$/m);

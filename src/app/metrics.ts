@@ -9,6 +9,7 @@ import type { OpenLineageEmitter } from "../engine/openlineage/index.js";
 import type { ServiceContext } from "../operations/index.js";
 import type { MetricsEndpoint } from "../surfaces/rest/app.js";
 import { jobCountsByStatus } from "../store/job-counts.js";
+import { TASK_STATUSES } from "../core/statuses.js";
 
 const TERMINAL = new Set(["COMPLETED", "FAILED", "CANCELLED", "SKIPPED"]);
 /** Task starts remembered for durations; beyond this the oldest are forgotten (a task that never ends). */
@@ -38,8 +39,9 @@ export function createMetrics(service: Pick<ServiceContext, "db" | "changes" | "
     labelNames: ["status"],
     registers: [registry],
     async collect() {
-      this.reset();
-      for (const row of await countTasksByStatus()) this.set({ status: row.status }, Number(row.n));
+      // Every status, none at 0 included, as jobhouse_jobs: a series that vanishes reads as no data.
+      const counts = new Map((await countTasksByStatus()).map((row) => [row.status, Number(row.n)]));
+      for (const status of TASK_STATUSES) this.set({ status }, counts.get(status) ?? 0);
     },
   });
   // The queue as workers see it: tasks that may be claimed now, and the longest any has waited.
