@@ -76,8 +76,11 @@ forEachBackend("the event stream", (backend) => {
 
   it("narrows to one job with ?job_id=, and refuses bad filters as Problems", async () => {
     // A job that lasts long enough to be narrowed to before it ends.
+    await open();
+    const mark = h.service.events.lastId;
     const first = (await h.call("run_job", { name: entry("talkerJob"), kwargs: { lines: 1, everyMs: 0, waitMs: 300 } })) as { id: string };
-    const narrowed = await open(`?job_id=${first.id}`);
+    // Replayed from before the run: on a slow machine the job may end before its stream opens.
+    const narrowed = await open(`?job_id=${first.id}`, { "last-event-id": mark });
     const other = await runAndWait(h, entry("hello"), { who: "other" });
     await waitForJob(h, first.id);
     await narrowed.next("the first job's end", (e) => e.type === "job.updated" && e.data.id === first.id && e.data.status === "COMPLETED");
@@ -126,9 +129,13 @@ forEachBackend("the event stream", (backend) => {
   });
 
   it("sends the followed task's log lines as task.log, then its end", async () => {
+    // The task may end before its stream opens on a slow machine: what was missed is replayed
+    // (the hub keeps events for replay once a client listens).
+    await open();
+    const mark = h.service.events.lastId;
     const job = (await h.call("run_job", { name: entry("talkerJob"), kwargs: { lines: 6, everyMs: 60 } })) as { id: string };
     const task = await waitForTask(h, job.id, "talker");
-    const stream = await open(`?task_id=${task.id}`);
+    const stream = await open(`?task_id=${task.id}`, { "last-event-id": mark });
     await stream.next("the task's end", (e) => e.type === "task.updated" && e.data.id === task.id && e.data.status === "COMPLETED");
     const logs = stream.events.flatMap((e) => (e.type === "task.log" ? [e.data] : []));
     expect(logs.length).toBeGreaterThan(0);
