@@ -195,8 +195,12 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
     // first, rather than sending a request it knows will be refused.
     const refreshFirst = scheme === "users" && accessToken === null && storage.getItem(REFRESH_TOKEN_KEY) !== null;
     if (refreshFirst) await refreshOnce();
+    const sentWith = accessToken;
     let response = await send(method, path, body, extra);
-    if (response.status === 401 && scheme === "users" && !refreshFirst && (await refreshOnce())) {
+    // A 401 for a token that a refresh replaced while this request was out (requests in flight
+    // together, answered apart) is sent again with the new one: a second refresh would only rotate
+    // the pair once more.
+    if (response.status === 401 && scheme === "users" && !refreshFirst && (accessToken !== sentWith || (await refreshOnce()))) {
       response = await send(method, path, body, extra);
     }
     if (response.status === 401) {
