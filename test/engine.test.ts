@@ -3,6 +3,7 @@
 
 import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { hostname } from "node:os";
 import { dirname, join } from "node:path";
 import { sql } from "kysely";
 import { afterAll, beforeAll, expect, it } from "vitest";
@@ -126,7 +127,10 @@ forEachBackend("engine", (backend) => {
     expect(second.content).toContain("flaky failure on attempt 2");
     // Readable nowhere here: the answer names where it was recorded, not a guess beside the latest.
     rmSync(otherHost, { recursive: true });
-    expect(await h.call("get_task_logs", { id: flaky.id, attempt: 2 })).toMatchObject({ available: false, path: join(otherHost, "2.log") });
+    // And on which machine: the host of the worker its row in task_attempts names.
+    expect(await h.call("get_task_logs", { id: flaky.id, attempt: 2 })).toMatchObject({ available: false, path: join(otherHost, "2.log"), host: hostname() });
+    await h.service.db.updateTable("task_attempts").set({ worker_id: null }).where("task_id", "=", BigInt(flaky.id)).where("attempt", "=", 2).execute();
+    expect(await h.call("get_task_logs", { id: flaky.id, attempt: 2 })).toMatchObject({ available: false, host: null });
   });
 
   it("fails a task for good, skips its dependents at once, lets independent work finish", async () => {
@@ -247,7 +251,7 @@ forEachBackend("engine", (backend) => {
     // Following a log that is not here (another host's) says so, where it printed nothing.
     const followed = await h.cli("task", "logs", chatty.id, "--follow");
     expect(followed.code, followed.err).toBe(0);
-    expect(followed.err).toContain(`the log of attempt 2 is not readable from here: it is ${chatty.log_path} on the host of the worker that ran it`);
+    expect(followed.err).toContain(`the log of attempt 2 is not readable from here: it is ${chatty.log_path} on ${hostname()}, the host of the worker that ran it`);
   });
 
   it("passes map items as they are when no argument name is given", async () => {

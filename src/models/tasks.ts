@@ -45,6 +45,7 @@ export const TaskLogsView = z.object({
   attempt: z.number().int().nonnegative().nullable(),
   available: z.boolean().describe("False when the log file is missing or on another host"),
   path: z.string().nullable(),
+  host: z.string().nullable().describe("The host name of the worker that ran the attempt, where its log is; null when no worker is known"),
   size_bytes: z.number().int().nonnegative().nullable(),
   content: z.string().describe("The last 1 MiB of the log"),
   truncated: z.boolean(),

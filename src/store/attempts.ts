@@ -30,8 +30,7 @@ export async function pageAttemptsOfJob(db: Store, jobId: bigint, limit: number,
   return { rows: shown, total: Number(counted?.n ?? 0), nextCursor };
 }
 
-/** Where an earlier attempt logged, as its worker recorded it when the attempt was retried (null when unknown). */
-export async function recordedAttemptLogPath(db: Store, taskId: bigint, attempt: number): Promise<string | null> {
-  const row = await db.selectFrom("task_attempts").select("log_path").where("task_id", "=", taskId).where("attempt", "=", attempt).executeTakeFirst();
-  return row?.log_path ?? null;
+/** Where an earlier attempt logged and which worker ran it, as kept when it was retried (undefined when not kept). */
+export async function findEarlierAttempt(db: Store, taskId: bigint, attempt: number): Promise<Pick<TaskAttemptRow, "log_path" | "worker_id"> | undefined> {
+  return db.selectFrom("task_attempts").select(["log_path", "worker_id"]).where("task_id", "=", taskId).where("attempt", "=", attempt).executeTakeFirst();
 }

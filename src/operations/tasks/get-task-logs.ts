@@ -5,7 +5,8 @@ import { TaskLogsInput, TaskLogsView } from "../../models/tasks.js";
 import { notFound } from "../../core/errors.js";
 import { leadingContinuationBytes } from "../../core/utf8.js";
 import { attemptLogPath, earlierAttemptLogPath } from "../../engine/task-log.js";
-import { recordedAttemptLogPath } from "../../store/attempts.js";
+import { findEarlierAttempt } from "../../store/attempts.js";
+import { findWorkerById } from "../../store/workers.js";
 import { defineOperation } from "../define.js";
 import { requireTask } from "../lookups.js";
 
@@ -44,12 +45,18 @@ export const getTaskLogs = defineOperation({
     // An earlier attempt was often retried because its worker stopped or was lost, so the retry ran
     // on another machine: its log is where its own worker recorded it (task_attempts), which is
     // read first and named when no copy is readable here.
-    const recorded = chosen !== null && chosen < (latest ?? 0) ? await recordedAttemptLogPath(db, task.id, chosen) : null;
+    // The task row names the worker of its current attempt; one retried since is kept with its own.
+    const current = chosen !== null && chosen === Number(task.attempt) && task.worker_id !== null;
+    const earlier = chosen !== null && path !== null && !current ? await findEarlierAttempt(db, task.id, chosen) : undefined;
+    const recorded = chosen !== null && chosen < (latest ?? 0) ? (earlier?.log_path ?? null) : null;
+    const workerId = current ? task.worker_id : (earlier?.worker_id ?? null);
+    // Where the log is, for a reader on another machine: the host of the worker that wrote it.
+    const host = workerId === null ? null : ((await findWorkerById(db, workerId))?.hostname ?? null);
     for (const candidate of recorded !== null && recorded !== path ? [recorded, path] : [path]) {
       const tail = candidate ? await readTail(candidate, LOG_TAIL_BYTES) : null;
-      if (tail) return { task_id: task.id.toString(), attempt: chosen, path: candidate, available: true, ...tail };
+      if (tail) return { task_id: task.id.toString(), attempt: chosen, path: candidate, host, available: true, ...tail };
     }
-    return { task_id: task.id.toString(), attempt: chosen, path: recorded ?? path, available: false, size_bytes: null, content: "", truncated: false };
+    return { task_id: task.id.toString(), attempt: chosen, path: recorded ?? path, host, available: false, size_bytes: null, content: "", truncated: false };
   },
 });
 

@@ -113,6 +113,8 @@ interface TaskLogsView {
   attempt: number | null;
   available: boolean;
   path: string | null;
+  /** Absent from a server older than this CLI. */
+  host?: string | null;
   size_bytes: number | null;
   content: string;
 }
@@ -156,7 +158,7 @@ export async function followTaskLog(
       // it printed nothing and exited 0, as if the task had written nothing.
       if (!logs.available && logs.path !== null && logs.attempt !== null && unreadable !== logs.attempt && status !== "PENDING") {
         unreadable = logs.attempt;
-        notice(`the log of attempt ${logs.attempt} is not readable from here: it is ${logs.path} on the host of the worker that ran it`);
+        notice(`the log of attempt ${logs.attempt} is not readable from here: it is ${logs.path} on ${logs.host ? `${logs.host}, the host of the worker that ran it` : "the host of the worker that ran it"}`);
       }
       if (logs.available && logs.size_bytes !== null && logs.size_bytes > printed) {
         const bytes = Buffer.from(logs.content);

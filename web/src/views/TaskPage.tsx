@@ -139,7 +139,7 @@ function TaskLog({ id, attempt, follow }: { id: string; attempt: number; follow:
   if (!view.available) {
     return (
       <Empty title="The log is not available here">
-        It is kept {view.path ? <>at <code>{view.path}</code> </> : null}on the machine of the worker that ran this attempt.
+        It is kept {view.path ? <>at <code>{view.path}</code> </> : null}on {view.host ? <><code>{view.host}</code>, </> : null}the machine of the worker that ran this attempt.
       </Empty>
     );
   }
