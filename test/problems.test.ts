@@ -163,6 +163,8 @@ forEachBackend("Problems", (backend) => {
         expect((refused.body as { detail: string }).detail).toBe('request body: a key "__proto__", or "constructor" holding "prototype", is refused (it could reach an object\'s prototype)');
       }
       expect(((await h.http("POST", "/api/v0/jobs:run", "{name:")).body as { detail: string }).detail).toMatch(/^request body: Body is not valid JSON/);
+      // One reason per field: a number past both an int's range and the field's maximum said both.
+      expect(((await h.http("POST", "/api/v0/workers", '{"max_tasks":1e20}')).body as { detail: string }).detail).toMatch(/^max_tasks: Too big: expected [a-z]+ to be <=\d+$/);
     });
 
     // An MCP client that leaves out a RefId read zod's "ref: Invalid input", which names no cause.

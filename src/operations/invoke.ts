@@ -76,7 +76,16 @@ function fieldWithNul(input: unknown): string | null {
 
 /** "limit: Too big: expected number to be <=500; kwargs.n: …" */
 export function describeIssues(error: z.ZodError): string {
+  // One issue per field: 1e20 for an int with a maximum broke both checks, and said so twice.
+  const seen = new Set<string>();
   return error.issues
+    .filter((issue) => {
+      const key = issue.path.map(String).join("\0");
+      if (key === "") return true;
+      if (seen.has(key)) return false;
+      seen.add(key);
+      return true;
+    })
     .slice(0, 5)
     .map((issue) => {
       const path = issue.path.map(String).join(".");
