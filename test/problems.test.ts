@@ -124,6 +124,8 @@ forEachBackend("Problems", (backend) => {
       ["register_job defaults with a number too large for JSON", "POST", "/api/v0/registered-jobs", '{"entrypoint":"test/fixtures/jobs.ts:hello","name":"huge","defaults":{"n":1e400}}'],
       // JSON.parse rounds integers past 2^53 in silence: 9007199254740993 was stored as …992.
       ["run_job kwargs with an integer past 2^53", "POST", "/api/v0/jobs:run", '{"name":"known","kwargs":{"id":9007199254740993}}'],
+      // JSON.parse reads 1e-400 as 0: it was stored, and run, as 0.
+      ["run_job kwargs with a number too small for JSON", "POST", "/api/v0/jobs:run", '{"name":"known","kwargs":{"x":1e-400}}'],
       ["register_job defaults with an integer past 2^53", "POST", "/api/v0/registered-jobs", '{"entrypoint":"test/fixtures/jobs.ts:hello","name":"exact","defaults":{"n":[-12345678901234567890]}}'],
       ["run_job unknown preservation mode", "POST", "/api/v0/jobs:run", { name: "known", preservation_mode: "SOME" }],
       ["run_job unknown field", "POST", "/api/v0/jobs:run", { name: "known", prority: 1 }],

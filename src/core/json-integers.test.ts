@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { firstInexactInteger, parseJsonExactly } from "./json-integers.js";
+import { firstInexactInteger, firstLossyNumber, lossyNumberMessage, parseJsonExactly } from "./json-integers.js";
 
 describe("firstInexactInteger", () => {
   it("finds integer literals past 2^53 outside strings, and nothing else", () => {
@@ -10,6 +10,19 @@ describe("firstInexactInteger", () => {
     expect(firstInexactInteger('{"text": "12345678901234567890", "esc": "a\\"12345678901234567890"}')).toBeNull();
     expect(firstInexactInteger('{"12345678901234567890": 1}')).toBeNull();
     expect(firstInexactInteger("")).toBeNull();
+  });
+});
+
+// Found by trying the product: 1e-400 in kwargs was stored as 0 in silence.
+describe("firstLossyNumber", () => {
+  it("finds numbers JSON.parse changes: integers past 2^53 and non-zero numbers that underflow to 0", () => {
+    expect(firstLossyNumber('{"x": 1e-400}')).toBe("1e-400");
+    expect(firstLossyNumber('{"x": [0, -2.5E-999]}')).toBe("-2.5E-999");
+    expect(firstLossyNumber(`{"x": 0.${"0".repeat(330)}1}`)).toBe(`0.${"0".repeat(330)}1`);
+    expect(firstLossyNumber('{"id": 9007199254740993, "x": 1e-400}')).toBe("9007199254740993");
+    for (const kept of ['{"x": 1e-300, "y": 5e-324, "z": -0, "w": 0e-500, "v": 0.0}', '{"s": "1e-400"}', '{"1e-400": 1}', "[]"]) expect(firstLossyNumber(kept), kept).toBeNull();
+    expect(lossyNumberMessage("1e-400")).toBe("the number 1e-400 is too small for a JSON number here: it would be read as 0");
+    expect(lossyNumberMessage("9007199254740993")).toMatch(/^the number 9007199254740993 is an integer past 2\^53/);
   });
 });
 

@@ -17,6 +17,31 @@ export function firstInexactInteger(text: string): string | null {
 }
 
 /**
+ * The first number literal outside strings that JSON.parse changes in silence, or null: an integer
+ * past ±(2^53 - 1) (rounded), or a number that is not zero but too small for a double (1e-400 is
+ * read as 0). Say why with lossyNumberMessage.
+ */
+export function firstLossyNumber(text: string): string | null {
+  const integer = firstInexactInteger(text);
+  if (integer !== null || !/[eE]-\d{3}|\.0{300}/.test(text)) return integer;
+  let found: string | null = null;
+  forEachNumberLiteral(text, (literal) => {
+    if (!vanishes(literal)) return true;
+    found = literal;
+    return false;
+  });
+  return found;
+}
+
+/** A literal whose digits are not all zero that reads as 0 (an underflow below 5e-324). */
+const vanishes = (literal: string) => /[1-9]/.test(literal.split(/[eE]/)[0]!) && Number(literal) === 0;
+
+export const lossyNumberMessage = (literal: string): string =>
+  vanishes(literal)
+    ? `the number ${literal.length > 40 ? `${literal.slice(0, 40)}…` : literal} is too small for a JSON number here: it would be read as 0`
+    : inexactIntegerMessage(literal);
+
+/**
  * JSON.parse, with each integer literal past ±(2^53 - 1) read as a bigint instead of a rounded
  * number (a file's 64-bit ids; Node 20's JSON.parse shows a reviver no source text).
  */
@@ -49,6 +74,11 @@ const INTEGER_MARK_JSON = `\\u0000${MARK_ID}:`;
 function forEachInexactInteger(text: string, found: (literal: string, start: number, end: number) => boolean | void): void {
   // Short texts of few digits cannot hold one: most bodies are decided without the walk.
   if (!/\d{16}/.test(text)) return;
+  forEachNumberLiteral(text, (literal, start, end) => !(/^-?\d+$/.test(literal) && (BigInt(literal) > SAFE || BigInt(literal) < -SAFE)) || found(literal, start, end) !== false);
+}
+
+/** Calls `visit` with each number literal outside strings until it returns false. */
+function forEachNumberLiteral(text: string, visit: (literal: string, start: number, end: number) => boolean): void {
   let inString = false;
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
@@ -67,7 +97,7 @@ function forEachInexactInteger(text: string, found: (literal: string, start: num
     const literal = text.slice(i, end);
     const start = i;
     i = end - 1;
-    if (/^-?\d+$/.test(literal) && (BigInt(literal) > SAFE || BigInt(literal) < -SAFE) && found(literal, start, end) === false) return;
+    if (!visit(literal, start, end)) return;
   }
 }
 

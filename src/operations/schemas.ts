@@ -2,7 +2,7 @@
 // OpenAPI, MCP tool listings and the string coercion of query parameters and CLI options.
 
 import { invalid } from "../core/errors.js";
-import { firstInexactInteger, inexactIntegerMessage } from "../core/json-integers.js";
+import { firstLossyNumber, lossyNumberMessage } from "../core/json-integers.js";
 import { z } from "zod";
 import type { AnyOperation } from "./define.js";
 
@@ -101,8 +101,8 @@ function coerceText(key: string, value: string, types: Set<string>): unknown {
   if ((types.has("integer") || types.has("number")) && /^-?\d+(\.\d+)?([eE][+-]?\d+)?$/.test(value.trim())) return Number(value);
   if (types.has("boolean") && (value === "true" || value === "false")) return value === "true";
   if (types.has("object") || types.has("array")) {
-    const inexact = firstInexactInteger(value);
-    if (inexact !== null) throw invalid(`${key}: ${inexactIntegerMessage(inexact)}`);
+    const lossy = firstLossyNumber(value);
+    if (lossy !== null) throw invalid(`${key}: ${lossyNumberMessage(lossy)}`);
     try {
       return JSON.parse(value);
     } catch (error) {

@@ -8,7 +8,7 @@ import type { Duplex } from "node:stream";
 import fastifyStatic from "@fastify/static";
 import Fastify, { type FastifyInstance, type FastifyRequest } from "fastify";
 import { forbidden, invalid, isServiceError, notFound } from "../../core/errors.js";
-import { firstInexactInteger, inexactIntegerMessage } from "../../core/json-integers.js";
+import { firstLossyNumber, lossyNumberMessage } from "../../core/json-integers.js";
 import type { AnyOperation, OperationContext, Principal, ServiceContext } from "../../operations/index.js";
 import { createMcpEndpoint } from "../mcp/server.js";
 import { resolvePrincipal } from "./auth.js";
@@ -89,8 +89,8 @@ export async function buildHttpApp(
     const text = body.toString();
     if (text.trim() === "") return done(null, undefined);
     // REST only: /mcp answers a body it cannot take in JSON-RPC's terms.
-    const inexact = request.url.startsWith("/mcp") ? null : firstInexactInteger(text);
-    if (inexact !== null) return done(invalid(inexactIntegerMessage(inexact)), undefined);
+    const lossy = request.url.startsWith("/mcp") ? null : firstLossyNumber(text);
+    if (lossy !== null) return done(invalid(lossyNumberMessage(lossy)), undefined);
     parseJson(request, text, (error, parsed) => {
       // fastify words every refusal "Body is not valid JSON", also valid JSON it refuses for a key
       // that could reach an object's prototype: that one is named.
