@@ -90,7 +90,7 @@ async function heading(page: Page): Promise<string> {
     expect(await page.getByLabel("Status").inputValue()).toBe("NOPE");
     expect(await page.getByLabel("Status").locator("option:checked").textContent()).toBe("NOPE (not a status)");
     await page.getByLabel("Status").selectOption("");
-    await page.getByRole("link", { name: "sales" }).first().waitFor();
+    await page.getByRole("cell", { name: "sales", exact: true }).waitFor();
   });
 
   it("keeps a list's page in the address: a reload shows the same page, Previous goes back", async () => {
@@ -224,6 +224,18 @@ async function heading(page: Page): Promise<string> {
     await page.getByText("≤ 1 at once, skips").waitFor();
     await page.getByText("notifies on failure").waitFor();
     await shoot(page, "registered");
+    // Filtered by a name prefix and by state, kept in the address (the view had no filters).
+    const rows = () => page.locator("tbody tr").count();
+    expect(await rows()).toBeGreaterThan(1);
+    await page.getByRole("searchbox", { name: "Name" }).fill("sal");
+    await page.waitForURL(/[?&]name=sal(&|$)/);
+    await page.waitForFunction(() => document.querySelectorAll("tbody tr").length === 1);
+    await page.getByRole("cell", { name: "sales", exact: true }).waitFor();
+    await page.getByLabel("State").selectOption("Disabled");
+    await page.getByText("No registered job matches these filters").waitFor();
+    await page.reload();
+    expect(await page.getByLabel("State").inputValue()).toBe("false");
+    await page.getByText("No registered job matches these filters").waitFor();
   });
 
   it("runs a registered job now with arguments checked before they are sent", async () => {
@@ -273,7 +285,7 @@ async function heading(page: Page): Promise<string> {
 
   it("polls every 2 seconds while the tab is visible", async () => {
     await page.goto(base + "/?p=jobs");
-    await page.getByRole("link", { name: "sales" }).first().waitFor();
+    await page.getByRole("cell", { name: "sales", exact: true }).waitFor();
     const before = log.requests.filter((r) => r.startsWith("GET ") && r.includes("/api/v0/jobs?")).length;
     await page.waitForTimeout(4_500);
     const after = log.requests.filter((r) => r.startsWith("GET ") && r.includes("/api/v0/jobs?")).length;

@@ -1,5 +1,6 @@
-// ?p=registered: registered jobs with their schedule in words and next run; admins enable, disable
-// and run one now with arguments edited as JSON (checked here, validated by the server).
+// ?p=registered: registered jobs with their schedule in words and next run, filtered by a name
+// prefix and state; admins enable, disable and run one now with arguments edited as JSON (checked
+// here, validated by the server).
 
 import { useState } from "react";
 import type { JobView, PageOf, RegisteredJobView } from "../../../src/models/index.js";
@@ -12,13 +13,25 @@ import { Status } from "../components/Status.js";
 import { Time } from "../components/Time.js";
 import { describeCron } from "../lib/cron.js";
 import { type KwargsJsonSchema, parseKwargs, schemaProblems } from "../lib/kwargs.js";
-import { hrefFor, navigate } from "../lib/route.js";
+import { hrefFor, navigate, useSearchParam } from "../lib/route.js";
+
+const STATES: [label: string, value: string][] = [
+  ["Enabled or disabled", ""],
+  ["Enabled", "true"],
+  ["Disabled", "false"],
+];
 
 export function RegisteredPage() {
   const isAdmin = useIsAdmin();
   const pager = usePager();
   const [running, setRunning] = useState<string | null>(null);
-  const list = useApiQuery<PageOf<RegisteredJobView>>("/registered-jobs" + queryString({ limit: 50, cursor: pager.cursor }));
+  // The filters live in the address, as the jobs view's: a filtered list reloads as it is.
+  const [nameParam, setName] = useSearchParam("name");
+  const [enabledParam, setEnabled] = useSearchParam("enabled");
+  const name = nameParam ?? "";
+  const enabled = enabledParam === "true" || enabledParam === "false" ? enabledParam : "";
+  const filtered = name.trim() !== "" || enabled !== "";
+  const list = useApiQuery<PageOf<RegisteredJobView>>("/registered-jobs" + queryString({ name: name.trim(), enabled, limit: 50, cursor: pager.cursor }));
   const toggle = useApiMutation<{ name: string; enable: boolean }>("POST", ({ name, enable }) => `/registered-jobs/${encodeURIComponent(name)}/${enable ? "enable" : "disable"}`);
 
   return (
@@ -26,12 +39,32 @@ export function RegisteredPage() {
       <header className="view-header">
         <h1>Registered jobs</h1>
       </header>
+      <form className="filters" role="search" aria-label="Filter registered jobs" onSubmit={(e) => e.preventDefault()}>
+        <label>
+          Name
+          <input type="search" value={name} placeholder="name starts with" onChange={(e) => (setName(e.target.value), pager.reset())} />
+        </label>
+        <label>
+          State
+          <select value={enabled} onChange={(e) => (setEnabled(e.target.value === "" ? null : e.target.value), pager.reset())}>
+            {STATES.map(([label, value]) => (
+              <option key={label} value={value}>
+                {label}
+              </option>
+            ))}
+          </select>
+        </label>
+      </form>
       <MutationError error={toggle.error} />
       <PagedList query={list} what="registered jobs" pager={pager}
         empty={
-          <Empty title="No registered jobs">
-            Register one with <code>jobhouse register-job examples/sales.ts:salesPipeline --schedule "0 2 * * *"</code>.
-          </Empty>
+          filtered ? (
+            <Empty title="No registered job matches these filters">Clear a filter to see more.</Empty>
+          ) : (
+            <Empty title="No registered jobs">
+              Register one with <code>jobhouse register-job examples/sales.ts:salesPipeline --schedule "0 2 * * *"</code>.
+            </Empty>
+          )
         }
       >
         {(items) => (
