@@ -89,12 +89,19 @@ describe.runIf(distributed)("migrations on a shared PostgreSQL database", () => 
       const code = await runCli(argv, { env: { ...env, SERVICE_AUTH: "token", SERVICE_API_TOKEN: "t0ken-for-a-fresh-store" }, streams: { out: (t) => out.push(t), err: (t) => err.push(t) } });
       return { code, out: out.join("\n"), err: err.join("\n") };
     };
+    let unreachedErr = "";
     for (const argv of [["job", "list"], ["ready"]]) {
       const refused = await cli(...argv);
       expect(refused.code, argv.join(" ")).toBe(10);
       expect(refused.err).toBe("error: the SQL store has no jobhouse schema yet: run `jobhouse migrate` (or `jobhouse server start`, which migrates) first (schema_outdated)");
     }
     expect(await pendingMigrations(db)).toContain("001-initial");
+    // A database that does not exist is a store not reached, not a schema to make.
+    const nowhere = new URL(env.SERVICE_SQL_URL!);
+    nowhere.pathname = "/jobhouse_no_such_database";
+    const unreached = await runCli(["job", "list"], { env: { ...env, SERVICE_SQL_URL: nowhere.toString() }, streams: { out: () => undefined, err: (t) => void (unreachedErr += t) } });
+    expect(unreached).toBe(10);
+    expect(unreachedErr).toMatch(/^error: PostgreSQL at \S+ cannot be reached: database "jobhouse_no_such_database" does not exist \(sql_unreachable\)/);
     const migrated = await cli("migrate");
     expect(migrated.code, migrated.err).toBe(0);
     expect(migrated.out).toMatch(/^Applied 001-initial, /);

@@ -124,12 +124,13 @@ export async function runCli(argv: string[], options: CliOptions = {}): Promise<
   const setExitCode = (code: number) => (exitCode = code);
   // The command reports its own outcome; the service's lines (a job's end when `--wait` runs it
   // here) would say it twice. Errors still show, and everything with SERVICE_LOG_LEVEL=debug.
-  const getService = async () => {
+  const getService = async (migrates = false) => {
     const cfg = getConfig();
     // An unreachable PostgreSQL is one line naming it, not an "unexpected failure" (CONTRACT §9).
-    // Local mode sets itself up on first use; a distributed deployment's schema is `migrate`'s.
+    // Local mode sets itself up on first use; a distributed deployment's schema is `migrate`'s
+    // and `setup`'s.
     const log = createLogger(cfg.logLevel === "debug" ? "debug" : "error", undefined, cfg.logFormat);
-    return (service ??= await openService(cfg, { log, migratesEmptyStore: cfg.mode === "local" }).catch((error: unknown) => {
+    return (service ??= await openService(cfg, { log, migratesEmptyStore: cfg.mode === "local" || migrates }).catch((error: unknown) => {
       throw asStoreRefusal(cfg, "sql", error);
     }));
   };
@@ -149,7 +150,7 @@ export async function runCli(argv: string[], options: CliOptions = {}): Promise<
       // server already set this home up when it started.
       if (server) throw new NothingToDo(`A local server is running at ${server.url}; it set up ${cfg.home} when it started.`);
     }
-    const svc = await getService();
+    const svc = await getService(op.name === "setup");
     // A newer build than the schema: one line saying to migrate, not "relation … does not exist"
     // (setup migrates, so it goes on).
     if (op.name !== "setup") await (schemaChecked ??= refuseOutdatedSchema(svc.db));
