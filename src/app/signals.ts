@@ -25,9 +25,18 @@ export function untilStopSignal(): Promise<NodeJS.Signals> {
     // default kill, exit 143 mid-stop, a worker left ACTIVE with its tasks held until it was LOST.
     // The stop is bounded (exitIfStopHangs); a repeat is only said, and kill -9 still ends it at once.
     const stop = (signal: NodeJS.Signals) => {
-      if (stopping) return repeatedStopSignal?.(signal);
-      stopping = true;
-      resolve(signal);
+      if (!stopping) {
+        stopping = true;
+        resolve(signal);
+      } else if (repeatedStopSignal) {
+        repeatedStopSignal(signal);
+      } else {
+        // Nothing bounds this stop (a startup that waits on a store, a stop of its own making):
+        // the signal does what it does by default, as a second Ctrl-C always did.
+        process.off("SIGINT", stop);
+        process.off("SIGTERM", stop);
+        process.kill(process.pid, signal);
+      }
     };
     process.on("SIGINT", stop);
     process.on("SIGTERM", stop);
