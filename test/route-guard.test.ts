@@ -246,6 +246,10 @@ forEachBackend("the route guard", (backend) => {
       const broken = await h.app.inject({ method: "POST", url: "/mcp", headers: { ...MCP_HEADERS, ...auth }, payload: '{"jsonrpc":' });
       expect(broken.statusCode).toBe(400);
       expect(JSON.parse(broken.body)).toMatchObject({ jsonrpc: "2.0", id: null, error: { code: -32700 } });
+      // So is one refused for a key that could reach a prototype (REST names it in a Problem).
+      const poisoned = await h.app.inject({ method: "POST", url: "/mcp", headers: { ...MCP_HEADERS, ...auth }, payload: '{"jsonrpc":"2.0","id":12,"method":"tools/call","params":{"name":"list_jobs","arguments":{"__proto__":{}}}}' });
+      expect(poisoned.statusCode).toBe(400);
+      expect(JSON.parse(poisoned.body)).toMatchObject({ jsonrpc: "2.0", id: null, error: { code: -32700 } });
       // A method /mcp does not answer names the same methods as its GET's refusal.
       expect((await h.app.inject({ method: "PUT", url: "/mcp", headers: auth })).headers.allow).toBe("POST");
       // Stateless: no session to end, so DELETE is refused as the MCP transport spec allows (it was

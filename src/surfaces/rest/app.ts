@@ -94,7 +94,7 @@ export async function buildHttpApp(
     parseJson(request, text, (error, parsed) => {
       // fastify words every refusal "Body is not valid JSON", also valid JSON it refuses for a key
       // that could reach an object's prototype: that one is named.
-      if (error && (error as { code?: string }).code === "FST_ERR_CTP_INVALID_JSON_BODY" && isJson(text)) {
+      if (error && (error as { code?: string }).code === "FST_ERR_CTP_INVALID_JSON_BODY" && !request.url.startsWith("/mcp") && isJson(text)) {
         return done(invalid('request body: a key "__proto__", or "constructor" holding "prototype", is refused (it could reach an object\'s prototype)'), undefined);
       }
       done(error, parsed);
