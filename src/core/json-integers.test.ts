@@ -20,6 +20,9 @@ describe("firstLossyNumber", () => {
     expect(firstLossyNumber('{"x": [0, -2.5E-999]}')).toBe("-2.5E-999");
     expect(firstLossyNumber(`{"x": 0.${"0".repeat(330)}1}`)).toBe(`0.${"0".repeat(330)}1`);
     expect(firstLossyNumber('{"id": 9007199254740993, "x": 1e-400}')).toBe("9007199254740993");
+    // Found by review: many zeros after the point and a small exponent, past the first filter.
+    expect(firstLossyNumber(`{"x": 0.${"0".repeat(224)}1e-99}`)).toBe(`0.${"0".repeat(224)}1e-99`);
+    expect(firstLossyNumber('{"x": -1E-0400}')).toBe("-1E-0400");
     for (const kept of ['{"x": 1e-300, "y": 5e-324, "z": -0, "w": 0e-500, "v": 0.0}', '{"s": "1e-400"}', '{"1e-400": 1}', "[]"]) expect(firstLossyNumber(kept), kept).toBeNull();
     expect(lossyNumberMessage("1e-400")).toBe("the number 1e-400 is too small for a JSON number here: it would be read as 0");
     expect(lossyNumberMessage("9007199254740993")).toMatch(/^the number 9007199254740993 is an integer past 2\^53/);
