@@ -1,39 +1,82 @@
-// A statement PostgreSQL leaves unanswered closes its connection after the deadline (store/pg-deadline.ts):
-// the caller gets a connection failure it knows to ride out, and the pool's next statement works.
+// Bounds on a PostgreSQL statement that does not answer (store/db.ts statementDeadlineMs): PostgreSQL
+// cancels one it is still running (statement_timeout, rolled back), and the client closes a
+// connection that went silent (store/pg-deadline.ts). Either way the caller gets a failure it knows
+// to ride out, and the pool's next statement works.
 
+import { type AddressInfo, type Socket, connect, createServer } from "node:net";
 import { sql } from "kysely";
 import { afterAll, describe, expect, it } from "vitest";
 import { isConnectionFailure } from "../src/core/store-failures.js";
 import { openStore } from "../src/store/db.js";
+import { isStatementCancelled, recordThroughOutage } from "../src/store/errors.js";
 import { BACKENDS, PG_URL } from "./support/backends.js";
 
 const onPostgres = BACKENDS.some((backend) => backend.name === "distributed");
 
-describe.skipIf(!onPostgres)("a bound on an unanswered PostgreSQL statement", () => {
-  const db = openStore({ dialect: "postgres", location: PG_URL }, { statementDeadlineMs: 300, poolSize: 1 });
+describe.skipIf(!onPostgres)("bounds on an unanswered PostgreSQL statement", () => {
+  const db = openStore({ dialect: "postgres", location: PG_URL }, { statementDeadlineMs: 400, poolSize: 1 });
   afterAll(() => db.destroy());
+  const pidOf = async () => (await sql<{ pid: number }>`select pg_backend_pid() as pid`.execute(db)).rows[0]!.pid;
 
-  it("closes the connection past the deadline as a connection failure; the next statement runs on a new one", async () => {
-    const pidOf = async () => (await sql<{ pid: number }>`select pg_backend_pid() as pid`.execute(db)).rows[0]!.pid;
+  it("PostgreSQL cancels a statement still running before the deadline; the connection stays and the engine would retry it", async () => {
     const before = await pidOf();
     const started = Date.now();
-    // A backend busy for 30 s answers nothing meanwhile, as a frozen one would.
+    // Busy for 30 s, as a statement waiting on a migration's lock would be.
     const error = await sql`select pg_sleep(30)`.execute(db).then(() => null, (e: unknown) => e);
-    expect(error).toMatchObject({ code: "ETIMEDOUT", message: expect.stringMatching(/^PostgreSQL did not answer a statement within 0\.3 s/) });
-    expect(isConnectionFailure(error)).toBe(true);
-    // A bound, not a timing assertion: without the deadline the statement takes its 30 s.
+    expect(isStatementCancelled(error), String(error)).toBe(true);
+    // A bound, not a timing assertion: without the timeout the statement takes its 30 s.
     expect(Date.now() - started).toBeLessThan(10_000);
-    const after = await pidOf();
-    expect(after).not.toBe(before);
-    await sql`select pg_terminate_backend(${before})`.execute(db);
+    expect(await pidOf()).toBe(before);
+    // recordThroughOutage runs a cancelled statement again, as after a dropped connection.
+    let tries = 0;
+    await recordThroughOutage(async () => {
+      if (++tries === 1) await sql`select pg_sleep(30)`.execute(db);
+    });
+    expect(tries).toBe(2);
   });
 
   it("leaves statements that answer in time alone, on the same connection", async () => {
     const pids = new Set<number>();
     for (let i = 0; i < 5; i++) {
       await sql`select pg_sleep(0.05)`.execute(db);
-      pids.add((await sql<{ pid: number }>`select pg_backend_pid() as pid`.execute(db)).rows[0]!.pid);
+      pids.add(await pidOf());
     }
     expect(pids.size).toBe(1);
+  });
+
+  it("closes a connection that went silent past the deadline, as a connection failure; the next statement opens a new one", async () => {
+    // A path that stops carrying packets without closing: a proxy that stops forwarding.
+    let silent = false;
+    const sockets = new Set<Socket>();
+    const target = new URL(PG_URL);
+    const proxy = createServer((client) => {
+      const upstream = connect(Number(target.port || 5432), target.hostname);
+      for (const [from, to] of [[client, upstream], [upstream, client]] as const) {
+        sockets.add(from);
+        from.on("error", () => undefined);
+        from.on("data", (chunk) => void (silent || to.write(chunk)));
+        from.on("close", () => to.destroy());
+      }
+    });
+    await new Promise<void>((resolve) => proxy.listen(0, "127.0.0.1", resolve));
+    const through = new URL(PG_URL);
+    through.hostname = "127.0.0.1";
+    through.port = String((proxy.address() as AddressInfo).port);
+    const proxied = openStore({ dialect: "postgres", location: through.toString() }, { statementDeadlineMs: 400, poolSize: 1 });
+    try {
+      await sql`select 1`.execute(proxied);
+      silent = true;
+      const started = Date.now();
+      const error = await sql`select 1`.execute(proxied).then(() => null, (e: unknown) => e);
+      expect(error).toMatchObject({ code: "ETIMEDOUT", message: expect.stringMatching(/^PostgreSQL did not answer a statement within 0\.4 s/) });
+      expect(isConnectionFailure(error)).toBe(true);
+      expect(Date.now() - started).toBeLessThan(10_000);
+      silent = false;
+      expect((await sql<{ one: number }>`select 1 as one`.execute(proxied)).rows).toEqual([{ one: 1 }]);
+    } finally {
+      await proxied.destroy();
+      for (const socket of sockets) socket.destroy();
+      proxy.close();
+    }
   });
 });

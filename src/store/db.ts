@@ -163,12 +163,26 @@ function openPostgres(connectionString: string, options: OpenStoreOptions): Stor
   pool.on("connect", (client) => client.on("error", () => undefined));
   pool.on("connect", usePreparedStatements);
   const deadlineMs = options.statementDeadlineMs;
-  if (deadlineMs !== undefined) pool.on("connect", (client) => boundStatementTime(client, deadlineMs));
+  if (deadlineMs !== undefined) {
+    // PostgreSQL ends what it can see itself, before the client gives up on the socket: a statement
+    // still running (a lock held by a migration's DDL), rolled back rather than left running behind
+    // a closed socket; a session idle inside a transaction whose client went silent, whose locks
+    // would otherwise hold the retry; a backend whose client is gone (PostgreSQL 14 and later).
+    pool.on("connect", (client) => {
+      void client.query(`SET statement_timeout = ${deadlineMs - Math.min(STATEMENT_DEADLINE_MARGIN_MS, Math.floor(deadlineMs / 4))}`).catch(() => undefined);
+      void client.query(`SET idle_in_transaction_session_timeout = ${deadlineMs}`).catch(() => undefined);
+      void client.query("SET client_connection_check_interval = 10000").catch(() => undefined);
+    });
+    pool.on("connect", (client) => boundStatementTime(client, deadlineMs));
+  }
   // Queued before the connection's first query (a connection string's own options would override
   // startup options given here).
   if (options.engine) pool.on("connect", (client) => void client.query(ENGINE_PLAN_SETTINGS).catch(() => undefined));
   return new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
 }
+
+/** How much sooner PostgreSQL's statement_timeout ends a statement than the client's deadline (at most a quarter of it). */
+const STATEMENT_DEADLINE_MARGIN_MS = 5_000;
 
 /**
  * The engine's statements are prepared (see usePreparedStatements), and PostgreSQL's plan cache

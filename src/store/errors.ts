@@ -33,6 +33,14 @@ export async function retryOnConflict<T>(record: () => Promise<T>, attempts = 5)
   }
 }
 
+/**
+ * PostgreSQL cancelled the statement (57014: its statement_timeout, or an administrator's
+ * pg_cancel_backend): rolled back, so running it again is safe, as after a dropped connection.
+ */
+export function isStatementCancelled(error: unknown): boolean {
+  return (error as { code?: unknown } | null)?.code === "57014";
+}
+
 /** How long an outcome waits for its store to answer again before it is left to lost-worker detection. */
 export const OUTAGE_PATIENCE_MS = 30_000;
 
@@ -53,7 +61,7 @@ export async function recordThroughOutage<T>(record: (interrupted: boolean) => P
         await new Promise((resolve) => setTimeout(resolve, conflicts++ * (2 + Math.random() * 8)));
         continue;
       }
-      if (!isConnectionFailure(error) || Date.now() + pause > deadline) throw error;
+      if (!(isConnectionFailure(error) || isStatementCancelled(error)) || Date.now() + pause > deadline) throw error;
       interrupted = true;
       await new Promise((resolve) => setTimeout(resolve, pause));
       pause = Math.min(2_000, pause * 2);
