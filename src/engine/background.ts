@@ -13,7 +13,7 @@ import type { Logger } from "../core/log.js";
 import type { Store } from "../store/db.js";
 import { deleteExpiredIdempotencyKeys } from "../store/idempotency-keys.js";
 import { LOGIN_FAILURE_WINDOW_MS, deleteLoginFailuresBefore } from "../store/login-failures.js";
-import { deleteJob, findExpiredJobs } from "../store/jobs.js";
+import { DELETED_JOB_KEPT_MS, deleteJob, findExpiredJobs, pruneDeletedJobs } from "../store/jobs.js";
 import { advanceSchedule, findDueSchedules } from "../store/registered-jobs.js";
 import { listTasksHeldBy } from "../store/tasks.js";
 import { handOnReusedObjects } from "./cleanup.js";
@@ -190,7 +190,7 @@ export async function applyRetention(deps: BackgroundDeps): Promise<number> {
     if (expired.length === 0) break;
     for (const id of expired) {
       await handOnReusedObjects(deps.db, id);
-      await deleteJob(deps.db, id);
+      await deleteJob(deps.db, id, deps.clock.now());
       await rm(join(deps.config.logDir, id.toString()), { recursive: true, force: true });
     }
     await deps.onJobsDeleted?.(expired);
@@ -202,6 +202,8 @@ export async function applyRetention(deps: BackgroundDeps): Promise<number> {
   await deleteLoginFailuresBefore(deps.db, deps.clock.now() - LOGIN_FAILURE_WINDOW_MS);
   // Nor do workers that ended before the jobs' window: every process start added a row for ever.
   await deleteEndedWorkersBefore(deps.db, cutoff);
+  // A deleted job's tombstone serves the workers' log sweeps for a while, then goes.
+  await pruneDeletedJobs(deps.db, deps.clock.now() - DELETED_JOB_KEPT_MS);
   return deleted;
 }
 

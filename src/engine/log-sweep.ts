@@ -1,6 +1,7 @@
-// Task logs of deleted jobs, removed on the machine that wrote them. Retention and delete_job remove
-// a job's log folder where they run, but in distributed mode the logs are on each worker's own disk
-// (CONTRACT §9), which the background process and the server cannot reach: each worker sweeps its own.
+// Task logs of deleted jobs, removed on the machine that wrote them. Retention removes a job's log
+// folder where it runs, but in distributed mode the logs are on each worker's own disk (CONTRACT
+// §9), which the background process cannot reach: each worker sweeps its own, of the jobs the
+// store's tombstones (migration 018) say this deployment deleted, and nothing else.
 
 import { readdir, rm } from "node:fs/promises";
 import { join } from "node:path";
@@ -9,13 +10,13 @@ import { chunksOf } from "../store/chunks.js";
 import type { Store } from "../store/db.js";
 import { MAX_ID } from "../store/paging.js";
 
-/** A job's log folder is named by its id (task-log.ts attemptLogPath); anything else is not ours to remove. */
-const isJobFolder = (name: string) => /^\d{1,19}$/.test(name) && BigInt(name) <= MAX_ID;
+/** A job's log folder is named by its id, as a snowflake writes it (task-log.ts attemptLogPath). */
+const isJobFolder = (name: string) => /^[1-9]\d{0,18}$/.test(name) && BigInt(name) <= MAX_ID;
 
 /**
- * Removes the folders under `logDir` of jobs the store no longer has; resolves with how many. A
- * folder is made only when a task of its job is claimed, so a job that has one exists until it is
- * deleted, and a deleted job never gains another.
+ * Removes the folders under `logDir` of jobs this deployment deleted; resolves with how many. A
+ * folder no tombstone names stays, whatever its name: another deployment's sharing the folder (a
+ * local home's logs beside a worker's), one whose store this process is not, an operator's.
  */
 export async function sweepDeletedJobLogs(db: Store, logDir: string): Promise<number> {
   let names: string[];
@@ -27,11 +28,9 @@ export async function sweepDeletedJobLogs(db: Store, logDir: string): Promise<nu
   }
   let removed = 0;
   for (const chunk of chunksOf(names.filter(isJobFolder), 500)) {
-    const rows = await db.selectFrom("jobs").select("id").where("id", "in", chunk.map(BigInt)).execute();
-    const present = new Set(rows.map((row) => row.id.toString()));
-    for (const name of chunk) {
-      if (present.has(name)) continue;
-      await rm(join(logDir, name), { recursive: true, force: true });
+    const deleted = await db.selectFrom("deleted_jobs").select("job_id").where("job_id", "in", chunk.map(BigInt)).execute();
+    for (const { job_id } of deleted) {
+      await rm(join(logDir, job_id.toString()), { recursive: true, force: true });
       removed++;
     }
   }

@@ -145,7 +145,7 @@ export const RETENTION_BATCH = 2_000;
  * SQLite's only write lock (and PostgreSQL's row locks) long enough to stall every claim. The job
  * row goes last, so a job is never seen without tasks it had.
  */
-export async function deleteJob(db: Store, id: bigint): Promise<void> {
+export async function deleteJob(db: Store, id: bigint, nowMs: number = Date.now()): Promise<void> {
   const job = await db.selectFrom("jobs").select("status").where("id", "=", id).executeTakeFirst();
   if (!job || !TERMINAL_JOB_STATUSES.includes(job.status as never)) return;
   for (;;) {
@@ -165,7 +165,18 @@ export async function deleteJob(db: Store, id: bigint): Promise<void> {
   }
   await db.transaction().execute(async (tx) => {
     const removed = await tx.deleteFrom("jobs").where("id", "=", id).where("status", "in", TERMINAL_JOB_STATUSES).executeTakeFirst();
+    if (Number(removed.numDeletedRows) === 0) return;
     // A key naming a job that is gone would replay nothing: it is free again.
-    if (Number(removed.numDeletedRows) > 0) await tx.deleteFrom("run_idempotency_keys").where("job_id", "=", id).execute();
+    await tx.deleteFrom("run_idempotency_keys").where("job_id", "=", id).execute();
+    // Its task logs are on the disks of the workers that ran it: each sweeps its own (log-sweep.ts).
+    await tx.insertInto("deleted_jobs").values({ job_id: id, deleted_at: nowMs }).onConflict((oc) => oc.column("job_id").doNothing()).execute();
   });
+}
+
+/** How long a deleted job's tombstone is kept: a worker offline longer leaves its logs to the operator. */
+export const DELETED_JOB_KEPT_MS = 30 * 86_400_000;
+
+/** Prunes tombstones older than `beforeMs` (retention). */
+export async function pruneDeletedJobs(db: Store, beforeMs: number): Promise<void> {
+  await db.deleteFrom("deleted_jobs").where("deleted_at", "<", BigInt(beforeMs)).execute();
 }

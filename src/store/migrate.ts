@@ -19,6 +19,7 @@ import * as dependencyStatistics from "./migrations/014-dependency-statistics.js
 import * as jobCounts from "./migrations/015-job-counts.js";
 import * as reusedFromIndex from "./migrations/016-reused-from-index.js";
 import * as taskAttempts from "./migrations/017-task-attempts.js";
+import * as deletedJobs from "./migrations/018-deleted-jobs.js";
 
 const MIGRATIONS: Record<string, Migration> = {
   "001-initial": initial,
@@ -38,6 +39,7 @@ const MIGRATIONS: Record<string, Migration> = {
   "015-job-counts": jobCounts,
   "016-reused-from-index": reusedFromIndex,
   "017-task-attempts": taskAttempts,
+  "018-deleted-jobs": deletedJobs,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => MIGRATIONS };

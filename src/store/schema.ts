@@ -126,6 +126,12 @@ export interface TaskAttemptsTable {
 }
 export type TaskAttemptRow = Selectable<TaskAttemptsTable>;
 
+/** A job this deployment deleted, until retention prunes it (migration 018): its logs are swept. */
+export interface DeletedJobsTable {
+  job_id: Big;
+  deleted_at: Big;
+}
+
 export interface FailureNotificationsTable {
   job_id: Big;
   url: string;
@@ -259,6 +265,7 @@ export interface Database {
   run_idempotency_keys: RunIdempotencyKeysTable;
   failure_notifications: FailureNotificationsTable;
   task_attempts: TaskAttemptsTable;
+  deleted_jobs: DeletedJobsTable;
   gates: GatesTable;
   node_leases: NodeLeasesTable;
   data_objects: DataObjectsTable;
