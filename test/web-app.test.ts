@@ -90,7 +90,7 @@ async function heading(page: Page): Promise<string> {
     expect(await page.getByLabel("Status").inputValue()).toBe("NOPE");
     expect(await page.getByLabel("Status").locator("option:checked").textContent()).toBe("NOPE (not a status)");
     await page.getByLabel("Status").selectOption("");
-    await page.getByRole("cell", { name: "sales", exact: true }).waitFor();
+    await page.getByRole("link", { name: "sales" }).first().waitFor();
   });
 
   it("keeps a list's page in the address: a reload shows the same page, Previous goes back", async () => {
@@ -285,7 +285,7 @@ async function heading(page: Page): Promise<string> {
 
   it("polls every 2 seconds while the tab is visible", async () => {
     await page.goto(base + "/?p=jobs");
-    await page.getByRole("cell", { name: "sales", exact: true }).waitFor();
+    await page.getByRole("link", { name: "sales" }).first().waitFor();
     const before = log.requests.filter((r) => r.startsWith("GET ") && r.includes("/api/v0/jobs?")).length;
     await page.waitForTimeout(4_500);
     const after = log.requests.filter((r) => r.startsWith("GET ") && r.includes("/api/v0/jobs?")).length;
