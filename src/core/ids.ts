@@ -3,6 +3,12 @@
 import type { Clock } from "./clock.js";
 
 export const SNOWFLAKE_EPOCH_MS = Date.UTC(2020, 0, 1);
+
+/** The largest id a BIGINT holds: 19 digits can still pass it (9223372036854775808), which no store can bind. */
+export const MAX_ID = (1n << 63n) - 1n;
+
+/** An id written as the service writes one: decimal digits, no leading zero, from 1, within MAX_ID. */
+export const isCanonicalId = (text: string): boolean => /^[1-9]\d{0,18}$/.test(text) && BigInt(text) <= MAX_ID;
 const NODE_BITS = 10n;
 const SEQUENCE_BITS = 12n;
 export const MAX_NODE = (1 << Number(NODE_BITS)) - 1;

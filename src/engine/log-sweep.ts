@@ -5,13 +5,10 @@
 
 import { readdir, rm } from "node:fs/promises";
 import { join } from "node:path";
+import { isCanonicalId } from "../core/ids.js";
 import type { Logger } from "../core/log.js";
 import { chunksOf } from "../store/chunks.js";
 import type { Store } from "../store/db.js";
-import { MAX_ID } from "../store/paging.js";
-
-/** A job's log folder is named by its id, as a snowflake writes it (task-log.ts attemptLogPath). */
-const isJobFolder = (name: string) => /^[1-9]\d{0,18}$/.test(name) && BigInt(name) <= MAX_ID;
 
 /**
  * Removes the folders under `logDir` of jobs this deployment deleted; resolves with how many. A
@@ -27,7 +24,8 @@ export async function sweepDeletedJobLogs(db: Store, logDir: string): Promise<nu
     throw error;
   }
   let removed = 0;
-  for (const chunk of chunksOf(names.filter(isJobFolder), 500)) {
+  // A job's log folder is named by its id (task-log.ts attemptLogPath).
+  for (const chunk of chunksOf(names.filter(isCanonicalId), 500)) {
     const deleted = await db.selectFrom("deleted_jobs").select("job_id").where("job_id", "in", chunk.map(BigInt)).execute();
     for (const { job_id } of deleted) {
       await rm(join(logDir, job_id.toString()), { recursive: true, force: true });

@@ -1,11 +1,10 @@
 // Wire schemas shared by every resource: ids, refs, timestamps, paging, Problem (SPEC "Shared models").
 
 import { z } from "zod";
+import { MAX_ID } from "../core/ids.js";
 
 /** CONTRACT §2: ids travel as strings of decimal digits. */
 export const IdString = z.string().regex(/^\d{1,20}$/).meta({ description: "Snowflake id as a decimal string", examples: ["912370881995911168"] });
-
-const MAX_ID = (1n << 63n) - 1n;
 
 /** An id as input: a string of digits or an integer; handlers receive a bigint. */
 export const IdInput = z

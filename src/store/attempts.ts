@@ -1,6 +1,7 @@
 // The attempts of a job's tasks before their latest (migration 017): a page at a time, in task order.
 
-import { MAX_ID, decodeCursor, pageOf } from "./paging.js";
+import { MAX_ID } from "../core/ids.js";
+import { decodeCursor, pageOf } from "./paging.js";
 import type { Store } from "./db.js";
 import type { TaskAttemptRow } from "./schema.js";
 

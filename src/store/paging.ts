@@ -2,6 +2,7 @@
 
 import { sql } from "kysely";
 import { invalid } from "../core/errors.js";
+import { MAX_ID } from "../core/ids.js";
 
 export const encodeCursor = (key: string): string => Buffer.from(key, "utf8").toString("base64url");
 
@@ -13,8 +14,6 @@ export function decodeCursor(cursor: string, accept: (key: string) => boolean): 
   return key;
 }
 
-/** The largest id a BIGINT holds: a cursor past it could not be bound. */
-export const MAX_ID = (1n << 63n) - 1n;
 
 export const decodeIdCursor = (cursor: string): bigint => BigInt(decodeCursor(cursor, (k) => /^\d{1,19}$/.test(k) && BigInt(k) <= MAX_ID));
 

@@ -5,6 +5,7 @@
 import type { ServerResponse } from "node:http";
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import { invalid, notFound } from "../../core/errors.js";
+import { isCanonicalId } from "../../core/ids.js";
 import type { ServiceContext } from "../../operations/index.js";
 import { requireJob } from "../../operations/lookups.js";
 import { problemResponse } from "./openapi.js";
@@ -54,9 +55,6 @@ export const EVENTS_PATH_ITEM = {
 
 /** What EventSource waits before reconnecting, sent once per connection. */
 const RETRY_MS = 2_000;
-const ID_PATTERN = /^[1-9][0-9]{0,18}$/;
-/** Ids are BIGINT: 19 digits can still pass it (9223372036854775808), which the store cannot bind. */
-const MAX_ID = (1n << 63n) - 1n;
 
 interface Filters {
   jobId?: bigint;
@@ -68,7 +66,7 @@ function parseFilters(query: unknown): Filters {
   for (const [key, value] of Object.entries((query ?? {}) as Record<string, unknown>)) {
     if (key !== "job_id" && key !== "task_id") throw invalid(`unknown query parameter ${JSON.stringify(key.slice(0, 50))}: the stream takes job_id and task_id`);
     if (Array.isArray(value)) throw invalid(`${key} is given ${value.length} times: the stream follows one ${key === "job_id" ? "job" : "task"} (or every job, without it)`);
-    if (typeof value !== "string" || !ID_PATTERN.test(value) || BigInt(value) > MAX_ID) throw invalid(`${key} must be an id (a decimal string without leading zeros, from 1)`);
+    if (typeof value !== "string" || !isCanonicalId(value)) throw invalid(`${key} must be an id (a decimal string without leading zeros, from 1)`);
     filters[key === "job_id" ? "jobId" : "taskId"] = BigInt(value);
   }
   return filters;
