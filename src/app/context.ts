@@ -4,7 +4,6 @@ import { hostname } from "node:os";
 import { type Clock, systemClock } from "../core/clock.js";
 import type { Config } from "../core/config.js";
 import { unavailable } from "../core/errors.js";
-import { isConnectionFailure } from "../core/store-failures.js";
 import { createIdGenerator } from "../core/ids.js";
 import { type ChangeFeed, createLocalChangeFeed, createSharedChangeFeed } from "../engine/changes.js";
 import { createEventHub } from "../engine/event-hub.js";
@@ -212,7 +211,7 @@ async function leaseNodeOrMigrate(db: Store, holder: string, clock: Clock, migra
   } catch (error) {
     // The lease table missing: SQLite's "no such table", PostgreSQL's undefined_table. Not a
     // database or role that does not exist (3D000, 28000), which is a store not reached.
-    if (isConnectionFailure(error) || !((error as { code?: unknown }).code === "42P01" || /no such table/i.test(String((error as Error).message)))) throw error;
+    if (!((error as { code?: unknown }).code === "42P01" || /no such table/i.test(String((error as Error).message)))) throw error;
     if (!migrates) throw unavailable("the SQL store has no jobhouse schema yet: run `jobhouse migrate` (or `jobhouse server start`, which migrates) first", "schema_outdated");
     const migrated = await migrateToLatest(db);
     return { node: await leaseNode(db, holder, clock.now(), LEASE_TTL_MS), migrated };

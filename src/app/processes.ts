@@ -55,7 +55,7 @@ export async function runWorkerProcess(config: Config, options: { concurrency: n
   if (!(await stepUnlessStopped(stop, () => requireUsableStores(config)))) return 0;
   const service = await openService(config, { longRunning: true, engine: true, boundedStatements: true });
   const release = holdProcessOpen();
-  let stopSweep = () => undefined as void;
+  let stopSweep: (() => void) | undefined;
   try {
     if (stop.received) return 0;
     const engine = await startEngine(service, { concurrency: options.concurrency, maxTasks: options.maxTasks, background: false, warmThreads: true });
@@ -78,7 +78,7 @@ export async function runWorkerProcess(config: Config, options: { concurrency: n
     service.log.info(`worker ${id} stopped`);
     return 0;
   } finally {
-    stopSweep();
+    stopSweep?.();
     await service.close();
     release();
   }

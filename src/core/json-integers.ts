@@ -1,19 +1,9 @@
-// Integer literals JSON.parse cannot keep: past 2^53 a number is rounded in silence
-// (9007199254740993 becomes …992, 12345678901234567890 becomes 12345678901234567000). Found in the
-// raw text, where the digits still are: after parsing, 6.02e23 and a rounded integer look alike.
+// Number literals JSON.parse cannot keep: past 2^53 an integer is rounded in silence
+// (9007199254740993 becomes …992, 12345678901234567890 becomes 12345678901234567000), and below
+// 5e-324 a number becomes 0. Found in the raw text, where the digits still are: after parsing,
+// 6.02e23 and a rounded integer look alike, and 1e-400 and 0 are the same.
 
 import { randomUUID } from "node:crypto";
-
-
-/** The first integer literal outside strings whose value is past ±(2^53 - 1), or null. */
-export function firstInexactInteger(text: string): string | null {
-  let found: string | null = null;
-  forEachInexactInteger(text, (literal) => {
-    found = literal;
-    return false;
-  });
-  return found;
-}
 
 /**
  * The first number literal outside strings that JSON.parse changes in silence, or null: an integer

@@ -42,10 +42,10 @@ export const getTaskLogs = defineOperation({
             task.log_path
             ? earlierAttemptLogPath(task.log_path, chosen)
             : attemptLogPath(config.logDir, task.job_id, task.id, chosen);
-    // An earlier attempt was often retried because its worker stopped or was lost, so the retry ran
-    // on another machine: its log is where its own worker recorded it (task_attempts), which is
-    // read first and named when no copy is readable here.
-    // The task row names the worker of its current attempt; one retried since is kept with its own.
+    // The task row names the worker of its current attempt; an attempt retried since is kept in
+    // task_attempts with its own worker and log path. It was often retried because its worker
+    // stopped or was lost, so the retry ran on another machine: its recorded log is read first,
+    // and named when no copy is readable here.
     const current = chosen !== null && chosen === Number(task.attempt) && task.worker_id !== null;
     const earlier = chosen !== null && path !== null && !current ? await findEarlierAttempt(db, task.id, chosen) : undefined;
     const recorded = chosen !== null && chosen < (latest ?? 0) ? (earlier?.log_path ?? null) : null;
