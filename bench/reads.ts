@@ -2,9 +2,12 @@
 // handler returning the same body, on SQLite and on PostgreSQL, under autocannon in its own process.
 // The store: 10,000 jobs, a job of 100 completed tasks, 20 workers, 20 registrations, 50 objects.
 // Run: npm run bench:reads [-- --backend local|postgres --runs 3 --seconds 5 --only jobs]
+// `--cpu-prof PREFIX` writes CPU profiles of the server's thread during each run (not the store's
+// setup), one file per read, run and server (jobhouse's or the bare handler's), for `--cpu-prof`'s viewers.
 
 import { execFile } from "node:child_process";
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { Session } from "node:inspector/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
@@ -30,6 +33,7 @@ const BACKEND = args.get("--backend") ?? "local";
 const RUNS = Number(args.get("--runs") ?? 3);
 const SECONDS = Number(args.get("--seconds") ?? 5);
 const ONLY = args.get("--only");
+const CPU_PROFILE = args.get("--cpu-prof");
 const TOKEN = "reads-bench-token-0123456789abcdef";
 
 interface Sample {
@@ -95,6 +99,11 @@ for (const [name, path] of Object.entries(READS)) {
 await bare.listen({ host: "127.0.0.1", port: 0 });
 const bareBase = `http://127.0.0.1:${(bare.server.address() as { port: number }).port}`;
 
+const profiler = CPU_PROFILE ? new Session() : null;
+if (profiler) {
+  profiler.connect();
+  await profiler.post("Profiler.enable");
+}
 console.log(`backend ${BACKEND}, ${RUNS} runs of ${SECONDS} s, 10 connections`);
 console.log("| read | bare req/s | jobhouse req/s | ratio | jobhouse p99 ms |\n| --- | --- | --- | --- | --- |");
 for (const [name, path] of Object.entries(READS)) {
@@ -102,8 +111,12 @@ for (const [name, path] of Object.entries(READS)) {
   const base: Sample[] = [];
   const ours: Sample[] = [];
   for (let run = 0; run < RUNS; run++) {
+    if (profiler) await profiler.post("Profiler.start");
     base.push(await load(`${bareBase}/bare/${name}`));
+    if (profiler) writeFileSync(`${CPU_PROFILE}.${name}.bare.${run}.cpuprofile`, JSON.stringify((await profiler.post("Profiler.stop")).profile));
+    if (profiler) await profiler.post("Profiler.start");
     ours.push(await load(appBase + path));
+    if (profiler) writeFileSync(`${CPU_PROFILE}.${name}.${run}.cpuprofile`, JSON.stringify((await profiler.post("Profiler.stop")).profile));
   }
   const b = median(base.map((s) => s.rps));
   const o = median(ours.map((s) => s.rps));

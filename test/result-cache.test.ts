@@ -4,6 +4,7 @@
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { forEachBackend } from "./support/backends.js";
 import { type Harness, startHarness } from "./support/harness.js";
+import { ResultCache } from "../src/operations/result-cache.js";
 
 forEachBackend("result cache", (backend) => {
   let h: Harness;
@@ -30,5 +31,16 @@ forEachBackend("result cache", (backend) => {
     expect((await h.cli("job", "cancel", job.id)).code).toBe(0);
     const after = ((await h.http("GET", "/api/v0/jobs?limit=1")).body as { items: { status: string }[] }).items[0]!;
     expect(after.status).toBe("CANCELLED");
+  });
+
+  it("keeps an output only where it may return it again (SQLite, a cache with room)", async () => {
+    const compute = async () => ({ total: 1 });
+    const cache = new ResultCache();
+    const first = await cache.through(h.service.db, () => "k", compute);
+    // PostgreSQL has no store version: every read is computed, and none is kept.
+    expect(cache.keeps(first)).toBe(backend.name === "local");
+    if (backend.name === "local") expect(await cache.through(h.service.db, () => "k", compute)).toBe(first);
+    const uncached = new ResultCache(0);
+    expect(uncached.keeps(await uncached.through(h.service.db, () => "k", compute))).toBe(false);
   });
 });

@@ -7,6 +7,8 @@ import type { Store } from "../store/db.js";
 
 export class ResultCache {
   private readonly entries = new Map<string, { version: string; output: unknown }>();
+  /** Outputs this cache has kept: a surface may serialize one of them once for all its readers. */
+  private readonly kept = new WeakSet<object>();
 
   /** `capacity` 0 computes every time (benchmarks measure the uncached path that way). */
   constructor(private readonly capacity = 256) {}
@@ -29,8 +31,14 @@ export class ResultCache {
     // Computed after reading the version: a write in between makes the next read miss, never stale.
     this.entries.delete(key);
     this.entries.set(key, { version, output });
+    if (typeof output === "object" && output !== null) this.kept.add(output);
     if (this.entries.size > this.capacity) this.entries.delete(this.entries.keys().next().value!);
     return output;
+  }
+
+  /** Whether `output` is one this cache kept (and may return again, the same object). */
+  keeps(output: object): boolean {
+    return this.kept.has(output);
   }
 }
 

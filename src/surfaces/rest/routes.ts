@@ -9,7 +9,8 @@ import { coerceTextInput } from "../../operations/schemas.js";
 export const MAX_PATH_PARAM_LENGTH = 500;
 const JSON_TYPE = "application/json; charset=utf-8";
 
-// Cached results come back as the same object: serialize each one once.
+// Cached results come back as the same object: serialize each one once. Only those: a WeakMap entry
+// per computed result cost as much as serializing a task's view again.
 const serialized = new WeakMap<object, string>();
 function serializeOnce(output: object): string {
   let text = serialized.get(output);
@@ -65,11 +66,12 @@ export function registerOperationRoutes(
             },
           }),
       handler: async (request, reply) => {
-        const output = await invoke(op, inputOf(op, request), contextFor(request));
+        const context = contextFor(request);
+        const output = await invoke(op, inputOf(op, request), context);
         if (location) reply.header("Location", (location as (o: unknown) => string)(output));
         reply.code(status);
         if (status === 204 || output === undefined) return reply.send();
-        return op.cacheable ? reply.type(JSON_TYPE).send(serializeOnce(output as object)) : reply.send(output);
+        return op.cacheable && context.results.keeps(output as object) ? reply.type(JSON_TYPE).send(serializeOnce(output as object)) : reply.send(output);
       },
     });
   }
