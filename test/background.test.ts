@@ -333,9 +333,22 @@ forEachBackend("background loop", (backend) => {
       await insertWorker(db, { id: made[label]!, hostname: label, pid: 1, concurrency: 1, maxTasks: null, nowMs: at });
       await db.updateTable("workers").set({ status, stopped_at: status === "STOPPED" ? at : null }).where("id", "=", made[label]!).execute();
     }
+    // A kept job's task ran on one ended worker, an earlier attempt of it on another (found by
+    // trying the product: the task's log then named no host, and its worker link was a 404).
+    for (const label of ["stopped-old-ran-a-task", "lost-old-ran-an-attempt"]) {
+      made[label] = ids.next();
+      await insertWorker(db, { id: made[label]!, hostname: label, pid: 1, concurrency: 1, maxTasks: null, nowMs: old });
+      await db.updateTable("workers").set({ status: "LOST" }).where("id", "=", made[label]!).execute();
+    }
+    const run = (await h.http("POST", "/api/v0/jobs:run", { name: "test/fixtures/jobs.ts:hello" })).body as { id: string };
+    const task = await db.selectFrom("tasks").select(["id", "job_id"]).where("job_id", "=", BigInt(run.id)).executeTakeFirstOrThrow();
+    await db.updateTable("tasks").set({ worker_id: made["stopped-old-ran-a-task"]! }).where("id", "=", task.id).execute();
+    await db.insertInto("task_attempts").values({ task_id: task.id, attempt: 1, job_id: task.job_id, worker_id: made["lost-old-ran-an-attempt"]!, started_at: old, ended_at: old, log_path: null, error: "lost" }).execute();
     await applyRetention(deps(new ManualClock(now)));
     const left = await db.selectFrom("workers").select("hostname").where("id", "in", Object.values(made)).execute();
-    expect(left.map((r) => r.hostname).sort()).toEqual(["active-old", "stopped-new"]);
+    expect(left.map((r) => r.hostname).sort()).toEqual(["active-old", "lost-old-ran-an-attempt", "stopped-new", "stopped-old-ran-a-task"]);
+    await db.deleteFrom("task_attempts").where("task_id", "=", task.id).execute();
+    await db.updateTable("tasks").set({ worker_id: null }).where("id", "=", task.id).execute();
     await db.deleteFrom("workers").where("id", "in", Object.values(made)).execute();
   });
 });

@@ -20,6 +20,7 @@ import * as jobCounts from "./migrations/015-job-counts.js";
 import * as reusedFromIndex from "./migrations/016-reused-from-index.js";
 import * as taskAttempts from "./migrations/017-task-attempts.js";
 import * as deletedJobs from "./migrations/018-deleted-jobs.js";
+import * as attemptWorkers from "./migrations/019-attempt-workers.js";
 
 const MIGRATIONS: Record<string, Migration> = {
   "001-initial": initial,
@@ -40,6 +41,7 @@ const MIGRATIONS: Record<string, Migration> = {
   "016-reused-from-index": reusedFromIndex,
   "017-task-attempts": taskAttempts,
   "018-deleted-jobs": deletedJobs,
+  "019-attempt-workers": attemptWorkers,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => MIGRATIONS };

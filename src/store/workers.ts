@@ -134,12 +134,19 @@ export async function countFailedAttempts(db: Store, id: bigint, failed: number)
   await db.updateTable("workers").set((eb) => ({ tasks_failed: eb("tasks_failed", "+", failed) })).where("id", "=", id).execute();
 }
 
-/** Retention of worker rows: STOPPED and LOST workers last heard of before the cutoff are deleted. */
+/**
+ * Retention of worker rows: STOPPED and LOST workers last heard of before the cutoff are deleted,
+ * unless a task or an earlier attempt still kept names one. A job is kept from its end, and a
+ * worker that ran one of its tasks may have ended long before: its row says which host holds the
+ * attempt's log, and the task page links to it.
+ */
 export async function deleteEndedWorkersBefore(db: Store, cutoffMs: number): Promise<number> {
   const result = await db
     .deleteFrom("workers")
     .where("status", "in", ["STOPPED", "LOST"])
     .where((eb) => eb(eb.fn.coalesce("stopped_at", "last_heartbeat", "started_at"), "<", BigInt(cutoffMs)))
+    .where((eb) => eb.not(eb.exists(eb.selectFrom("tasks").select("tasks.id").whereRef("tasks.worker_id", "=", "workers.id"))))
+    .where((eb) => eb.not(eb.exists(eb.selectFrom("task_attempts").select("task_attempts.task_id").whereRef("task_attempts.worker_id", "=", "workers.id"))))
     .executeTakeFirst();
   return Number(result.numDeletedRows);
 }
