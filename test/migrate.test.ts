@@ -10,6 +10,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { runCli } from "../src/app/cli.js";
 import { type Store, openStore } from "../src/store/db.js";
 import { migrateToLatest, pendingMigrations } from "../src/store/migrate.js";
+import { insertUser } from "../src/store/users.js";
 import { BACKENDS, pgSchemaOf } from "./support/backends.js";
 
 const distributed = BACKENDS.find((b) => b.name === "distributed");
@@ -39,13 +40,45 @@ async function expectNewerSchemaAccepted(db: Store): Promise<void> {
   await expect(migrateToLatest(db)).rejects.toThrow("the SQL schema has migrations from a newer build (999-from-a-newer-build) but lacks 016-reused-from-index of this one: migrate it with the newest build");
 }
 
-it("SQLite: runs on a schema a newer build migrated, and says so when this build's own migrations are missing too", async () => {
-  const db = openStore({ dialect: "sqlite", location: join(mkdtempSync(join(tmpdir(), "jobhouse-migrate-")), "store.db") });
-  try {
-    await expectNewerSchemaAccepted(db);
-  } finally {
-    await db.destroy();
-  }
+/**
+ * Migration 020 on a store that already holds names differing only in case: it does not strand the
+ * store (there is no way to delete a user), and every name made after it is checked.
+ */
+async function expectOldCasePairsKept(db: Store): Promise<void> {
+  await migrateToLatest(db);
+  await sql`DROP INDEX users_username_folded`.execute(db);
+  await sql`DELETE FROM schema_migrations WHERE name = '020-username-case'`.execute(db);
+  const user = (id: bigint, username: string) => ({ id, username, passwordHash: "x", role: "viewer" as const, nowMs: 1 });
+  expect(await insertUser(db, user(10n, "olga"))).toBe(true);
+  expect(await insertUser(db, user(11n, "OLGA"))).toBe(true);
+  expect(await insertUser(db, user(12n, "Olga"))).toBe(true);
+  expect(await migrateToLatest(db)).toEqual(["020-username-case"]);
+  expect(await insertUser(db, user(13n, "oLGA"))).toBe(false);
+  expect(await insertUser(db, user(14n, "ivan"))).toBe(true);
+  expect(await insertUser(db, user(15n, "IVAN"))).toBe(false);
+  const names = await db.selectFrom("users").select("username").orderBy("id").execute();
+  expect(names.map((r) => r.username)).toEqual(["olga", "OLGA", "Olga", "ivan"]);
+}
+
+describe("SQLite", () => {
+  const freshSqlite = () => openStore({ dialect: "sqlite", location: join(mkdtempSync(join(tmpdir(), "jobhouse-migrate-")), "store.db") });
+  it("runs on a schema a newer build migrated, and says so when this build's own migrations are missing too", async () => {
+    const db = freshSqlite();
+    try {
+      await expectNewerSchemaAccepted(db);
+    } finally {
+      await db.destroy();
+    }
+  });
+
+  it("makes usernames unique ignoring case, keeping pairs made before", async () => {
+    const db = freshSqlite();
+    try {
+      await expectOldCasePairsKept(db);
+    } finally {
+      await db.destroy();
+    }
+  });
 });
 
 describe.runIf(distributed)("migrations on a shared PostgreSQL database", () => {
@@ -76,6 +109,10 @@ describe.runIf(distributed)("migrations on a shared PostgreSQL database", () => 
   // build had migrated "corrupted migrations", so a rolling upgrade's old server could not restart.
   it("runs on a schema a newer build migrated, and says so when this build's own migrations are missing too", async () => {
     await expectNewerSchemaAccepted((await freshStore()).db);
+  });
+
+  it("makes usernames unique ignoring case, keeping pairs made before", async () => {
+    await expectOldCasePairsKept((await freshStore()).db);
   });
 
   // Found by trying the product: `jobhouse ready` (a readiness probe) or `job list` on a fresh

@@ -345,6 +345,10 @@ interface Pair {
       expect((listed.body as { next_cursor: string | null }).next_cursor).not.toBeNull();
       expect((await h.http("GET", `/api/v0/users/${(created.body as { id: string }).id}`, undefined, bearer(admin))).body).toMatchObject({ username: "bob" });
       expect((await h.http("POST", "/api/v0/users", { username: "bob", password: "bob password", role: "viewer" }, bearer(admin))).body).toMatchObject({ code: "name_taken" });
+      // Found by trying the product: BOB and bob were two accounts a list could not tell apart.
+      const folded = await h.http("POST", "/api/v0/users", { username: "BOB", password: "bob password", role: "admin" }, bearer(admin));
+      expect(folded.status).toBe(409);
+      expect(folded.body).toMatchObject({ code: "name_taken", detail: 'a user is already named "bob": names differ in more than letter case' });
       expect((await h.http("GET", "/api/v0/users/nobody", undefined, bearer(admin))).status).toBe(404);
       const short = await h.http("POST", "/api/v0/users", { username: "carol", password: "short", role: "viewer" }, bearer(admin));
       expect(short.status).toBe(422);

@@ -21,6 +21,7 @@ import * as reusedFromIndex from "./migrations/016-reused-from-index.js";
 import * as taskAttempts from "./migrations/017-task-attempts.js";
 import * as deletedJobs from "./migrations/018-deleted-jobs.js";
 import * as attemptWorkers from "./migrations/019-attempt-workers.js";
+import * as usernameCase from "./migrations/020-username-case.js";
 
 const MIGRATIONS: Record<string, Migration> = {
   "001-initial": initial,
@@ -42,6 +43,7 @@ const MIGRATIONS: Record<string, Migration> = {
   "017-task-attempts": taskAttempts,
   "018-deleted-jobs": deletedJobs,
   "019-attempt-workers": attemptWorkers,
+  "020-username-case": usernameCase,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => MIGRATIONS };

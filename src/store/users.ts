@@ -16,12 +16,15 @@ export interface NewUser {
   nowMs: number;
 }
 
-/** Inserts a user; false when the username is taken (the unique index decides, so races are safe). */
+/**
+ * Inserts a user; false when the username is taken, in any letter case (the unique indexes decide,
+ * so races are safe: migration 020 folds the case).
+ */
 export async function insertUser(db: Store, u: NewUser): Promise<boolean> {
   const inserted = await db
     .insertInto("users")
     .values({ id: u.id, username: u.username, password_hash: u.passwordHash, role: u.role, disabled: 0, created_at: u.nowMs })
-    .onConflict((oc) => oc.column("username").doNothing())
+    .onConflict((oc) => oc.doNothing())
     .executeTakeFirst();
   return Number(inserted.numInsertedOrUpdatedRows ?? 0) > 0;
 }
@@ -32,7 +35,7 @@ export async function insertFirstUser(db: Store, u: NewUser): Promise<boolean> {
     INSERT INTO users (id, username, password_hash, role, disabled, created_at)
     SELECT ${u.id}, ${u.username}, ${u.passwordHash}, ${u.role}, ${isPostgres(db) ? sql`false` : sql`0`}, ${u.nowMs}
     WHERE NOT EXISTS (SELECT 1 FROM users)
-    ON CONFLICT (username) DO NOTHING
+    ON CONFLICT DO NOTHING
     RETURNING id`.execute(db);
   return rows.length > 0;
 }
@@ -44,6 +47,11 @@ export async function countUsers(db: Store): Promise<number> {
 
 export async function findUserByName(db: Store, username: string): Promise<UserRow | undefined> {
   return db.selectFrom("users").selectAll().where("username", "=", username).executeTakeFirst();
+}
+
+/** The user whose name is `username` in some letter case: names are unique that way (migration 020). */
+export async function findUserByNameInAnyCase(db: Store, username: string): Promise<UserRow | undefined> {
+  return db.selectFrom("users").selectAll().where(sql<string>`lower(username)`, "=", username.toLowerCase()).executeTakeFirst();
 }
 
 export async function findUserById(db: Store, id: bigint): Promise<UserRow | undefined> {

@@ -4,7 +4,7 @@
 import { conflict } from "../../core/errors.js";
 import { checkPasswordRules, hashPassword } from "../../core/passwords.js";
 import { CreateUserRequest, UserView } from "../../models/auth.js";
-import { NOT_ADMIN, findUserById, insertUserGuarded } from "../../store/users.js";
+import { NOT_ADMIN, findUserById, findUserByNameInAnyCase, insertUserGuarded } from "../../store/users.js";
 import { defineOperation } from "../define.js";
 import { API_PREFIX } from "../paths.js";
 import { toUserView } from "../views.js";
@@ -25,7 +25,10 @@ export const createUser = defineOperation({
     const id = ctx.ids.next();
     const inserted = await insertUserGuarded(ctx.db, { id, username, passwordHash: await hashPassword(password), role, nowMs: ctx.clock.now() }, actingAdminId(ctx));
     if (inserted === NOT_ADMIN) throw noLongerAdmin(ctx);
-    if (!inserted) throw conflict(`a user is already named "${username}"`, "name_taken");
+    if (!inserted) {
+      const taken = (await findUserByNameInAnyCase(ctx.db, username))?.username ?? username;
+      throw conflict(taken === username ? `a user is already named "${username}"` : `a user is already named "${taken}": names differ in more than letter case`, "name_taken");
+    }
     return toUserView((await findUserById(ctx.db, id))!);
   },
 });
