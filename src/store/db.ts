@@ -150,10 +150,36 @@ function openPostgres(connectionString: string, options: OpenStoreOptions): Stor
     pg.types.setTypeParser(20, (value: string) => BigInt(value));
     pgParsersInstalled = true;
   }
+  const deadlineMs = options.statementDeadlineMs;
+  const settings = [
+    // PostgreSQL ends what it can see itself, before the client gives up on the socket: a statement
+    // still running (a lock held by a migration's DDL), rolled back rather than left running behind
+    // a closed socket; a session idle inside a transaction whose client went silent, whose locks
+    // would otherwise hold the retry; a backend whose client is gone (PostgreSQL 14 and later).
+    ...(deadlineMs === undefined
+      ? []
+      : [
+          `SET statement_timeout = ${deadlineMs - Math.min(STATEMENT_DEADLINE_MARGIN_MS, Math.floor(deadlineMs / 4))}`,
+          `SET idle_in_transaction_session_timeout = ${deadlineMs}`,
+          "SET client_connection_check_interval = 10000",
+        ]),
+    ...(options.engine ? ENGINE_PLAN_SETTINGS : []),
+  ];
   const pool = new pg.Pool({
     connectionString,
     max: options.poolSize ?? 10,
     ...(options.pgSchema ? { options: `-c search_path=${options.pgSchema}` } : {}),
+    // Run on a new connection before the pool hands it out (a connection string's own options would
+    // override startup options given here), one at a time: a query issued while another runs is
+    // deprecated in pg 8 (a warning at every process start) and refused by pg 9. A setting this
+    // PostgreSQL lacks (client_connection_check_interval before 14) is left unset.
+    ...(settings.length > 0
+      ? {
+          onConnect: async (client: pg.ClientBase) => {
+            for (const setting of settings) await client.query(setting).catch(() => undefined);
+          },
+        }
+      : {}),
   });
   // A connection PostgreSQL ends (a restart, pg_terminate_backend, a network cut) emits 'error',
   // and an unheard 'error' ends the process. The pool drops such a connection (an idle one at
@@ -162,22 +188,7 @@ function openPostgres(connectionString: string, options: OpenStoreOptions): Stor
   pool.on("error", () => undefined);
   pool.on("connect", (client) => client.on("error", () => undefined));
   pool.on("connect", usePreparedStatements);
-  const deadlineMs = options.statementDeadlineMs;
-  if (deadlineMs !== undefined) {
-    // PostgreSQL ends what it can see itself, before the client gives up on the socket: a statement
-    // still running (a lock held by a migration's DDL), rolled back rather than left running behind
-    // a closed socket; a session idle inside a transaction whose client went silent, whose locks
-    // would otherwise hold the retry; a backend whose client is gone (PostgreSQL 14 and later).
-    pool.on("connect", (client) => {
-      void client.query(`SET statement_timeout = ${deadlineMs - Math.min(STATEMENT_DEADLINE_MARGIN_MS, Math.floor(deadlineMs / 4))}`).catch(() => undefined);
-      void client.query(`SET idle_in_transaction_session_timeout = ${deadlineMs}`).catch(() => undefined);
-      void client.query("SET client_connection_check_interval = 10000").catch(() => undefined);
-    });
-    pool.on("connect", (client) => boundStatementTime(client, deadlineMs));
-  }
-  // Queued before the connection's first query (a connection string's own options would override
-  // startup options given here).
-  if (options.engine) pool.on("connect", (client) => void client.query(ENGINE_PLAN_SETTINGS).catch(() => undefined));
+  if (deadlineMs !== undefined) pool.on("connect", (client) => boundStatementTime(client, deadlineMs));
   return new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
 }
 
@@ -192,7 +203,7 @@ const STATEMENT_DEADLINE_MARGIN_MS = 5_000;
  * large it grows. A worker's statements all find their rows by key, so its connections always
  * take the generic plan, and sequential scans only where no index serves.
  */
-const ENGINE_PLAN_SETTINGS = "SET plan_cache_mode = force_generic_plan; SET enable_seqscan = off";
+const ENGINE_PLAN_SETTINGS = ["SET plan_cache_mode = force_generic_plan", "SET enable_seqscan = off"];
 
 /** The PostgreSQL schema the store's tables live in (its search_path), undefined if none. */
 export async function currentPgSchema(db: Store): Promise<string | undefined> {
