@@ -272,6 +272,12 @@ forEachBackend("CLI run-job --wait", (backend) => {
     const rounded = await h.cli("run-job", "test/fixtures/jobs.ts:pipeline", "--kwargs", '{"n":12345678901234567890}');
     expect(rounded.code).toBe(4);
     expect(rounded.err).toMatch(/kwargs: the number 12345678901234567890 is an integer past 2\^53/);
+    // Found by trying the product: a prototype key was dropped in silence (the job ran with {}).
+    for (const [option, json] of [["--kwargs", '{"__proto__":{"polluted":1}}'], ["--kwargs", '{"a":[{"constructor":{"prototype":{}}}]}']]) {
+      const poisoned = await h.cli("run-job", "test/fixtures/jobs.ts:pipeline", option!, json!);
+      expect(poisoned.code, json).toBe(4);
+      expect(poisoned.err, json).toContain('kwargs: a key "__proto__", or "constructor" holding "prototype", is refused');
+    }
   });
 
   it("--wait --json prints the final job body with its result", async () => {

@@ -246,10 +246,29 @@ forEachBackend("the route guard", (backend) => {
       const broken = await h.app.inject({ method: "POST", url: "/mcp", headers: { ...MCP_HEADERS, ...auth }, payload: '{"jsonrpc":' });
       expect(broken.statusCode).toBe(400);
       expect(JSON.parse(broken.body)).toMatchObject({ jsonrpc: "2.0", id: null, error: { code: -32700 } });
-      // So is one refused for a key that could reach a prototype (REST names it in a Problem).
-      const poisoned = await h.app.inject({ method: "POST", url: "/mcp", headers: { ...MCP_HEADERS, ...auth }, payload: '{"jsonrpc":"2.0","id":12,"method":"tools/call","params":{"name":"list_jobs","arguments":{"__proto__":{}}}}' });
-      expect(poisoned.statusCode).toBe(400);
-      expect(JSON.parse(poisoned.body)).toMatchObject({ jsonrpc: "2.0", id: null, error: { code: -32700 } });
+      // Found by trying the product: arguments REST refuses with 422 were a parse error of valid
+      // JSON (a prototype key), or were run changed (a number JSON.parse rounds or reads as 0: a
+      // job's kwargs stored 18446744073709552000 and 0). A tool call gets REST's Problem as a tool
+      // error, and runs nothing; another request -32602; a notification no answer.
+      const jobsBefore = ((await h.http("GET", "/api/v0/jobs")).body as { total: number }).total;
+      for (const [args, detail] of [
+        ['{"__proto__":{}}', 'a key "__proto__", or "constructor" holding "prototype", is refused'],
+        ['{"name":"x","kwargs":{"a":{"constructor":{"prototype":{"x":1}}}}}', 'a key "__proto__", or "constructor" holding "prototype", is refused'],
+        ['{"name":"test/fixtures/jobs.ts:hello","kwargs":{"x":18446744073709551616}}', "the number 18446744073709551616 is an integer past 2^53"],
+        ['{"name":"test/fixtures/jobs.ts:hello","kwargs":{"z":1e-400}}', "the number 1e-400 is too small for a JSON number here"],
+      ]) {
+        const payload = `{"jsonrpc":"2.0","id":12,"method":"tools/call","params":{"name":"run_job","arguments":${args}}}`;
+        const refused = await h.app.inject({ method: "POST", url: "/mcp", headers: { ...MCP_HEADERS, ...auth }, payload });
+        expect(refused.statusCode, args).toBe(200);
+        const answer = JSON.parse(refused.body) as { id: number; result: { isError: boolean; content: { text: string }[] } };
+        expect(answer, args).toMatchObject({ jsonrpc: "2.0", id: 12, result: { isError: true } });
+        expect(JSON.parse(answer.result.content[0]!.text), args).toMatchObject({ status: 422, code: "invalid", detail: expect.stringContaining(detail) });
+      }
+      expect(((await h.http("GET", "/api/v0/jobs")).body as { total: number }).total).toBe(jobsBefore);
+      const listing = await h.app.inject({ method: "POST", url: "/mcp", headers: { ...MCP_HEADERS, ...auth }, payload: '{"jsonrpc":"2.0","id":13,"method":"tools/list","params":{"_meta":{"n":1e-400}}}' });
+      expect(JSON.parse(listing.body)).toMatchObject({ id: 13, error: { code: -32602, message: expect.stringContaining("too small") } });
+      const notified = await h.app.inject({ method: "POST", url: "/mcp", headers: { ...MCP_HEADERS, ...auth }, payload: '{"jsonrpc":"2.0","method":"notifications/initialized","params":{"__proto__":{}}}' });
+      expect([notified.statusCode, notified.body]).toEqual([202, ""]);
       // A method /mcp does not answer names the same methods as its GET's refusal.
       expect((await h.app.inject({ method: "PUT", url: "/mcp", headers: auth })).headers.allow).toBe("POST");
       // Stateless: no session to end, so DELETE is refused as the MCP transport spec allows (it was

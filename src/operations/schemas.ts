@@ -3,6 +3,7 @@
 
 import { invalid } from "../core/errors.js";
 import { firstLossyNumber, lossyNumberMessage } from "../core/json-integers.js";
+import { PROTOTYPE_KEY_MESSAGE, hasPrototypeKey } from "../core/prototype-keys.js";
 import { z } from "zod";
 import type { AnyOperation } from "./define.js";
 
@@ -103,12 +104,16 @@ function coerceText(key: string, value: string, types: Set<string>): unknown {
   if (types.has("object") || types.has("array")) {
     const lossy = firstLossyNumber(value);
     if (lossy !== null) throw invalid(`${key}: ${lossyNumberMessage(lossy)}`);
+    let parsed: unknown;
     try {
-      return JSON.parse(value);
+      parsed = JSON.parse(value);
     } catch (error) {
       // Said as what it is, not as the schema's "expected record, received string".
       throw invalid(`${key}: invalid JSON (${(error as Error).message})`);
     }
+    // Refused as REST refuses it: the schema's copy would have dropped the field in silence.
+    if (hasPrototypeKey(parsed)) throw invalid(`${key}: ${PROTOTYPE_KEY_MESSAGE}`);
+    return parsed;
   }
   return value;
 }

@@ -5,9 +5,10 @@ import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import { CallToolRequestSchema, ErrorCode, InitializeRequestSchema, ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import type { IncomingMessage, ServerResponse } from "node:http";
+import { type ProblemBody, invalid, toProblem } from "../../core/errors.js";
 import type { Logger } from "../../core/log.js";
 import { type AnyOperation, type OperationContext, describeIssues } from "../../operations/index.js";
-import { callTool, describeTool, toolOperations } from "./tools.js";
+import { callTool, describeTool, toolError, toolOperations } from "./tools.js";
 
 /** What an agent needs to know before its first call (sent at initialize). */
 const INSTRUCTIONS = [
@@ -20,7 +21,8 @@ const INSTRUCTIONS = [
 ].join(" ");
 
 export interface McpEndpoint {
-  handle(req: IncomingMessage, res: ServerResponse, body: unknown, ctx: OperationContext): Promise<void>;
+  /** `refusal`: why the body's requests must not run (REST's 422 for the same body), if they must not. */
+  handle(req: IncomingMessage, res: ServerResponse, body: unknown, ctx: OperationContext, refusal?: string): Promise<void>;
 }
 
 export function createMcpEndpoint(operations: readonly AnyOperation[], version: string, log: Logger): McpEndpoint {
@@ -37,7 +39,7 @@ export function createMcpEndpoint(operations: readonly AnyOperation[], version: 
   };
 
   return {
-    async handle(req, res, body, ctx) {
+    async handle(req, res, body, ctx, refusal) {
       // Stateless: there is no session to push to, so no event stream is ever held open for one.
       // The MCP transport spec lets a server answer GET with 405; clients then use POST only.
       // HEAD is answered as GET is (the SDK's own answer to it claimed `Allow: GET, …`), and the
@@ -49,8 +51,12 @@ export function createMcpEndpoint(operations: readonly AnyOperation[], version: 
         const problem = { title: "Method Not Allowed", status: 405, detail, code: "method_not_allowed" };
         return void res.writeHead(405, { Allow: "POST", "content-type": "application/problem+json; charset=utf-8" }).end(req.method === "HEAD" ? undefined : JSON.stringify(problem));
       }
-      const refusal = invalidRequests(body, (name) => byName.has(name));
-      if (refusal) return sendJson(res, 200, refusal);
+      const malformed = invalidRequests(body, (name) => byName.has(name));
+      if (malformed) return sendJson(res, 200, malformed);
+      if (refusal !== undefined) {
+        const answers = refusedRequests(body, toProblem(invalid(refusal), log));
+        return answers === null ? void res.writeHead(202).end() : sendJson(res, 200, answers);
+      }
       const server = serverFor(ctx);
       const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
       res.on("close", () => {
@@ -114,6 +120,23 @@ function invalidRequests(body: unknown, isTool: (name: string) => boolean): unkn
     .filter((m) => typeof m === "object" && m !== null && isRequestId(m.id) && !failed.has(m.id) && typeof m.method === "string")
     .map((m) => invalidRequest(m.id, "not run: another request of this batch is invalid, so none of it ran"));
   return [...errors, ...notRun];
+}
+
+/**
+ * The answers to well-formed requests whose body must not run (a number JSON.parse changed, a
+ * prototype key): a tool call gets the Problem REST gives the same arguments, as a tool error;
+ * any other request -32602. Notifications get nothing; null when nothing is owed an answer.
+ */
+function refusedRequests(body: unknown, problem: ProblemBody): unknown {
+  const answers = ((Array.isArray(body) ? body : [body]) as JsonRpcMessage[])
+    .filter((m) => "id" in m)
+    .map((m) =>
+      m.method === "tools/call"
+        ? { jsonrpc: "2.0", id: m.id, result: toolError(problem) }
+        : { jsonrpc: "2.0", id: m.id, error: { code: ErrorCode.InvalidParams, message: `Invalid params: ${problem.detail}` } },
+    );
+  if (answers.length === 0) return null;
+  return Array.isArray(body) ? answers : answers[0];
 }
 
 const invalidRequest = (id: unknown, why: string) => ({ jsonrpc: "2.0", id, error: { code: ErrorCode.InvalidRequest, message: `Invalid Request: ${why}` } });

@@ -37,7 +37,7 @@ export type ToolResult = {
 };
 
 /** Errors come back as tool errors whose text is the Problem (code and detail included). */
-function toolError(problem: ProblemBody): ToolResult {
+export function toolError(problem: ProblemBody): ToolResult {
   return { isError: true, content: [{ type: "text", text: JSON.stringify(problem) }] };
 }
 

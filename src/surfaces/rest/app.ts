@@ -9,6 +9,7 @@ import fastifyStatic from "@fastify/static";
 import Fastify, { type FastifyInstance, type FastifyRequest } from "fastify";
 import { forbidden, invalid, isServiceError, notFound } from "../../core/errors.js";
 import { firstLossyNumber, lossyNumberMessage } from "../../core/json-integers.js";
+import { PROTOTYPE_KEY_MESSAGE } from "../../core/prototype-keys.js";
 import type { AnyOperation, OperationContext, Principal, ServiceContext } from "../../operations/index.js";
 import { createMcpEndpoint } from "../mcp/server.js";
 import { resolvePrincipal } from "./auth.js";
@@ -51,6 +52,8 @@ const ANONYMOUS: Principal = Object.freeze({ user_id: "", username: "anonymous",
 declare module "fastify" {
   interface FastifyRequest {
     operationContext?: OperationContext;
+    /** Why /mcp must not run what this body asks (a number JSON would change, a prototype key). */
+    bodyRefusal?: string;
   }
 }
 
@@ -88,14 +91,19 @@ export async function buildHttpApp(
   app.addContentTypeParser("application/json", { parseAs: "string" }, (request, body, done) => {
     const text = body.toString();
     if (text.trim() === "") return done(null, undefined);
-    // REST only: /mcp answers a body it cannot take in JSON-RPC's terms.
-    const lossy = request.url.startsWith("/mcp") ? null : firstLossyNumber(text);
-    if (lossy !== null) return done(invalid(lossyNumberMessage(lossy)), undefined);
+    const mcp = request.url.startsWith("/mcp");
+    const lossy = firstLossyNumber(text);
+    // REST refuses such a body here; /mcp answers it in JSON-RPC's terms, a tool call with the
+    // Problem REST would have given (the body is parsed for its ids only, never run).
+    if (lossy !== null && !mcp) return done(invalid(lossyNumberMessage(lossy)), undefined);
     parseJson(request, text, (error, parsed) => {
       // fastify words every refusal "Body is not valid JSON", also valid JSON it refuses for a key
       // that could reach an object's prototype: that one is named.
-      if (error && (error as { code?: string }).code === "FST_ERR_CTP_INVALID_JSON_BODY" && !request.url.startsWith("/mcp") && isJson(text)) {
-        return done(invalid('request body: a key "__proto__", or "constructor" holding "prototype", is refused (it could reach an object\'s prototype)'), undefined);
+      const prototypeKey = error !== null && (error as { code?: string }).code === "FST_ERR_CTP_INVALID_JSON_BODY" && isJson(text);
+      if (prototypeKey && !mcp) return done(invalid(`request body: ${PROTOTYPE_KEY_MESSAGE}`), undefined);
+      if (mcp && (prototypeKey || lossy !== null)) {
+        request.bodyRefusal = prototypeKey ? PROTOTYPE_KEY_MESSAGE : lossyNumberMessage(lossy!);
+        return done(null, prototypeKey ? JSON.parse(text) : parsed);
       }
       done(error, parsed);
     });
@@ -162,7 +170,7 @@ export async function buildHttpApp(
     onRequest: [authenticate, requireAdmin],
     handler: async (request, reply) => {
       reply.hijack();
-      await mcp.handle(request.raw, reply.raw, request.body, contextFor(request));
+      await mcp.handle(request.raw, reply.raw, request.body, contextFor(request), request.bodyRefusal);
     },
   });
 
