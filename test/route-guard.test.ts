@@ -251,12 +251,13 @@ forEachBackend("the route guard", (backend) => {
       // job's kwargs stored 18446744073709552000 and 0). A tool call gets REST's Problem as a tool
       // error, and runs nothing; another request -32602; a notification no answer.
       const jobsBefore = ((await h.http("GET", "/api/v0/jobs")).body as { total: number }).total;
-      for (const [args, detail] of [
+      const refusedArguments: [string, string][] = [
         ['{"__proto__":{}}', 'a key "__proto__", or "constructor" holding "prototype", is refused'],
         ['{"name":"x","kwargs":{"a":{"constructor":{"prototype":{"x":1}}}}}', 'a key "__proto__", or "constructor" holding "prototype", is refused'],
         ['{"name":"test/fixtures/jobs.ts:hello","kwargs":{"x":18446744073709551616}}', "the number 18446744073709551616 is an integer past 2^53"],
         ['{"name":"test/fixtures/jobs.ts:hello","kwargs":{"z":1e-400}}', "the number 1e-400 is too small for a JSON number here"],
-      ]) {
+      ];
+      for (const [args, detail] of refusedArguments) {
         const payload = `{"jsonrpc":"2.0","id":12,"method":"tools/call","params":{"name":"run_job","arguments":${args}}}`;
         const refused = await h.app.inject({ method: "POST", url: "/mcp", headers: { ...MCP_HEADERS, ...auth }, payload });
         expect(refused.statusCode, args).toBe(200);

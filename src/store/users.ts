@@ -124,13 +124,18 @@ export async function changeUserGuarded(
   });
 }
 
-/** Sets a user's password and revokes their refresh tokens, in one transaction: false for no such user. */
+/**
+ * Sets a user's password and revokes their refresh tokens, in one transaction: false for no such
+ * user. The user's failed logins go too: ten wrong guesses by anyone lock a name for 15 minutes,
+ * and an admin's new password is the way to let its owner in again at once.
+ */
 export async function setPasswordGuarded(db: Store, id: bigint, passwordHash: string, actorId: bigint | null, nowMs: number): Promise<boolean | typeof NOT_ADMIN> {
   return db.transaction().execute(async (tx) => {
     if (!(await lockForUserChange(tx, [id], actorId))) return NOT_ADMIN;
-    const result = await tx.updateTable("users").set({ password_hash: passwordHash }).where("id", "=", id).executeTakeFirst();
-    if (Number(result.numUpdatedRows) === 0) return false;
+    const updated = await tx.updateTable("users").set({ password_hash: passwordHash }).where("id", "=", id).returning("username").executeTakeFirst();
+    if (updated === undefined) return false;
     await revokeUserTokens(tx, id, nowMs);
+    await tx.deleteFrom("login_failures").where("username", "=", updated.username).execute();
     return true;
   });
 }
