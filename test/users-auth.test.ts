@@ -353,6 +353,11 @@ interface Pair {
       const folded = await h.http("POST", "/api/v0/users", { username: "BOB", password: "bob password", role: "admin" }, bearer(admin));
       expect(folded.status).toBe(409);
       expect(folded.body).toMatchObject({ code: "name_taken", detail: 'a user is already named "bob": names differ in more than letter case' });
+      // Found by trying the product: users named . and .. were made, and no URL could name them.
+      for (const username of [".", ".."]) {
+        const dots = await h.http("POST", "/api/v0/users", { username, password: "dots password", role: "viewer" }, bearer(admin));
+        expect(dots.body, username).toMatchObject({ status: 422, detail: "username: must not be . or .. (no URL path can name it)" });
+      }
       expect((await h.http("GET", "/api/v0/users/nobody", undefined, bearer(admin))).status).toBe(404);
       const short = await h.http("POST", "/api/v0/users", { username: "carol", password: "short", role: "viewer" }, bearer(admin));
       expect(short.status).toBe(422);

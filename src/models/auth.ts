@@ -4,14 +4,18 @@ import { z } from "zod";
 import { Cursor, IdString, Limit, Page, Timestamp } from "./common.js";
 import { Role } from "./system.js";
 
-/** Letters, digits and . _ @ -; not all digits (a ref that is all digits means an id). */
+/**
+ * Letters, digits and . _ @ -; not all digits (a ref that is all digits means an id), and not `.`
+ * or `..`, which no URL can carry as a segment: `/users/../disable` is a dot segment, refused.
+ */
 export const Username = z
   .string()
   .min(1)
   .max(64)
   .regex(/^[A-Za-z0-9._@-]+$/, "letters, digits and . _ @ - only")
   .refine((name) => !/^\d+$/.test(name), "must not be all digits (an all-digit ref names a user id)")
-  .describe("Login name: 1-64 letters, digits, '.', '_', '@' or '-', not all digits");
+  .refine((name) => name !== "." && name !== "..", "must not be . or .. (no URL path can name it)")
+  .describe("Login name: 1-64 letters, digits, '.', '_', '@' or '-', not all digits, not . or ..");
 
 /** Checked in full by the handler (length, bcrypt's 72 bytes); bounded here so no huge value is hashed. */
 export const Password = z.string().max(1024).describe("At least 8 characters and at most 72 bytes in UTF-8");
