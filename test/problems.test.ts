@@ -34,6 +34,11 @@ forEachBackend("Problems", (backend) => {
       ["GET", "/api/v0/objects/nope"],
       ["DELETE", "/api/v0/objects/nope"],
       ["GET", "/api/v0/no-such-route"],
+      // Found by trying the product: an empty path parameter was 422 "ref: Too small".
+      ["GET", "/api/v0/jobs/"],
+      ["GET", "/api/v0/tasks/"],
+      ["DELETE", "/api/v0/objects/"],
+      ["POST", "/api/v0/workers//stop"],
     ];
     for (const [method, path] of cases) it(`${method} ${path}`, async () => expectProblem(await h.http(method, path), 404, "not_found"));
 

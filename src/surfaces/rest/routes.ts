@@ -1,7 +1,7 @@
 // REST routes generated from the operation registry: one route per operation with an HTTP address.
 
 import type { FastifyInstance, FastifyRequest } from "fastify";
-import { invalid } from "../../core/errors.js";
+import { invalid, notFound } from "../../core/errors.js";
 import { type AnyOperation, type OperationContext, checkRole, invoke, mountedPath } from "../../operations/index.js";
 import { coerceTextInput } from "../../operations/schemas.js";
 
@@ -33,6 +33,11 @@ export const urlOf = (op: AnyOperation): string => mountedPath(op.http!);
 
 function inputOf(op: AnyOperation, request: FastifyRequest): unknown {
   const params = (request.params ?? {}) as Record<string, string>;
+  // The router matches `/jobs/` as `/jobs/:ref` with an empty ref: a trailing slash names no route
+  // here as anywhere else (it was 422, "ref: Too small").
+  for (const name in params) {
+    if (params[name] === "") throw notFound(`no route ${request.method} ${request.url.split("?", 1)[0]!.slice(0, 200)}`);
+  }
   const method = op.http!.method;
   if (method === "GET" || method === "DELETE") {
     if (op.http!.ignoreQuery) return params;
