@@ -328,6 +328,18 @@ forEachBackend("data plane", (backend) => {
     expect((await h.http("DELETE", `/api/v0/objects/${made.table}`)).status).toBe(204);
   });
 
+  // Found by trying the product: get_object took an object's id, and delete_object refused it (422).
+  it("deletes by the refs get takes: an id too, and an all-digit ref that names none is 404", async () => {
+    const made = await create({ a: [1] }, { name: "deleted_by_id", scope: "global" });
+    const id = made.record.id.toString();
+    expect((await h.http("DELETE", `/api/v0/objects/${id}`)).status).toBe(204);
+    expect((await h.http("GET", "/api/v0/objects/deleted_by_id")).status).toBe(404);
+    for (const ref of [id, "9223372036854775808"]) {
+      const gone = await h.http("DELETE", `/api/v0/objects/${ref}`);
+      expect(gone.body, ref).toMatchObject({ status: 404, detail: `data object ${ref} does not exist` });
+    }
+  });
+
   it("replaces an object with one computed from itself", async () => {
     const original = await create({ x: [1, 2, 3] }, { name: "self_replace" });
     const replaced = await original.filter("x > 1", { name: "self_replace", scope: "global", replace: true });

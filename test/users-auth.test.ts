@@ -359,6 +359,9 @@ interface Pair {
         expect(dots.body, username).toMatchObject({ status: 422, detail: "username: must not be . or .. (no URL path can name it)" });
       }
       expect((await h.http("GET", "/api/v0/users/nobody", undefined, bearer(admin))).status).toBe(404);
+      // An all-digit ref is an id however long (20 digits said 'no user is named "…"').
+      const past = await h.http("PUT", "/api/v0/users/18446744073709551616/password", { password: "long enough" }, bearer(admin));
+      expect(past.body).toMatchObject({ status: 404, detail: "user 18446744073709551616 does not exist" });
       const short = await h.http("POST", "/api/v0/users", { username: "carol", password: "short", role: "viewer" }, bearer(admin));
       expect(short.status).toBe(422);
       const long = await h.http("POST", "/api/v0/users", { username: "carol", password: "é".repeat(37), role: "viewer" }, bearer(admin));

@@ -4,7 +4,8 @@ import { notFound } from "../core/errors.js";
 import type { Store } from "../store/db.js";
 import { findJobById, findJobWithCounts, findLatestJobByName } from "../store/jobs.js";
 import { findRegisteredJob } from "../store/registered-jobs.js";
-import type { JobRow, RegisteredJobRow, TaskRow, UserRow, WorkerRow } from "../store/schema.js";
+import type { DataObjectRow, JobRow, RegisteredJobRow, TaskRow, UserRow, WorkerRow } from "../store/schema.js";
+import { findObject, findObjectById } from "../store/data-objects.js";
 import { findUserById, findUserByName } from "../store/users.js";
 import { findTaskById, findTaskWithDependencies } from "../store/tasks.js";
 import { findWorkerById } from "../store/workers.js";
@@ -55,7 +56,17 @@ export async function requireRegisteredJob(db: Store, name: string): Promise<Reg
 
 /** CONTRACT §8: `{ref}` of /users/{ref} is a user id (all digits) or a username. */
 export async function requireUser(db: Store, ref: string): Promise<UserRow> {
-  const user = ID_PATTERN.test(ref) ? (BigInt(ref) < 2n ** 63n ? await findUserById(db, BigInt(ref)) : undefined) : await findUserByName(db, ref);
-  if (!user) throw notFound(ID_PATTERN.test(ref) ? `user ${ref} does not exist` : `no user is named "${ref}"`);
+  // As a job ref: every all-digit ref is an id, however long (one of 20 digits was "no user is named").
+  const isId = /^\d+$/.test(ref);
+  const user = isId ? (ID_PATTERN.test(ref) && BigInt(ref) < 2n ** 63n ? await findUserById(db, BigInt(ref)) : undefined) : await findUserByName(db, ref);
+  if (!user) throw notFound(isId ? `user ${ref} does not exist` : `no user is named "${ref}"`);
   return user;
+}
+
+/** An object ref (ObjectRef): an all-digit ref is an id, any other an object's name or table name. */
+export async function requireObject(db: Store, ref: string): Promise<DataObjectRow> {
+  const isId = /^\d+$/.test(ref);
+  const row = isId ? (ID_PATTERN.test(ref) ? await findObjectById(db, BigInt(ref)) : undefined) : await findObject(db, ref);
+  if (!row) throw notFound(isId ? `data object ${ref} does not exist` : `no data object is named "${ref}"`);
+  return row;
 }

@@ -1,29 +1,28 @@
 // delete_object: drop one object's table and its registry row (CONTRACT §5: 204, 404 if absent).
 
 import { z } from "zod";
-import { notFound } from "../../core/errors.js";
 import { NoContent } from "../../models/common.js";
-import { ObjectName } from "../../models/objects.js";
-import { findObject } from "../../store/data-objects.js";
+import { ObjectRef } from "../../models/objects.js";
 import { defineOperation } from "../define.js";
+import { requireObject } from "../lookups.js";
 import { dropObjectOrFail, inUseByRunningJob, tempInUse } from "./drop-objects.js";
 
 export const deleteObject = defineOperation({
   name: "delete_object",
-  summary: "Delete a data object: drop its table and its registry entry",
+  summary: "Delete a data object (by name, table name or id): drop its table and its registry entry",
   mutates: true,
   destructive: true,
   idempotent: true,
   access: "admin",
   mcp: true,
   usesColumnStore: true,
-  input: z.object({ name: ObjectName }),
+  // The refs get_object takes: an id it showed could not be deleted.
+  input: z.object({ name: ObjectRef }),
   output: NoContent,
   http: { method: "DELETE", path: "/objects/:name", status: 204 },
   cli: { command: "data delete <name>", examples: ["jobhouse data delete sales_by_region"], confirm: () => "Deleted" },
   async handler({ name }, { db, columns }) {
-    const row = await findObject(db, name);
-    if (!row) throw notFound(`no data object is named "${name}"`);
+    const row = await requireObject(db, name);
     if (await inUseByRunningJob(db, row)) throw tempInUse(row);
     await dropObjectOrFail(db, await columns(), row);
     return undefined;

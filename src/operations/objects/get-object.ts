@@ -1,10 +1,9 @@
 // get_object: one data object with its table schema and lineage summary.
 
 import { z } from "zod";
-import { notFound } from "../../core/errors.js";
 import { ObjectDetail, ObjectRef } from "../../models/objects.js";
-import { findObject, findObjectById } from "../../store/data-objects.js";
 import { defineOperation } from "../define.js";
+import { requireObject } from "../lookups.js";
 import { toObjectDetail } from "./object-views.js";
 
 export const getObject = defineOperation({
@@ -19,8 +18,6 @@ export const getObject = defineOperation({
   http: { method: "GET", path: "/objects/:name" },
   cli: { command: "data get <name>", examples: ["jobhouse data get sales_by_region", "jobhouse data get sales_by_region --output json"], view: "lineage" },
   async handler({ name }, { db, columns }) {
-    const row = /^\d+$/.test(name) ? await findObjectById(db, BigInt(name)) : await findObject(db, name);
-    if (!row) throw notFound(/^\d+$/.test(name) ? `data object ${name} does not exist` : `no data object is named "${name}"`);
-    return toObjectDetail(db, await columns(), row);
+    return toObjectDetail(db, await columns(), await requireObject(db, name));
   },
 });
