@@ -373,6 +373,12 @@ async function heading(page: Page): Promise<string> {
     await page.route("**/api/v0/**", (route) => route.abort("connectionrefused"));
     await page.getByText(/^The server is not answering/).waitFor({ timeout: 10_000 });
     expect(await heading(page)).toBe("Workers");
+    // Found by trying the product: a few seconds later the session's own poll failed too, and the
+    // whole page (notice, heading, navigation) gave way to "Could not load your session".
+    await page.waitForTimeout(6_000);
+    expect(await heading(page)).toBe("Workers");
+    expect(await page.getByText(/^The server is not answering/).count()).toBe(1);
+    expect(await page.getByText("Could not load your session").count()).toBe(0);
     await page.unroute("**/api/v0/**");
     await waitFor("the notice to go", async () => (await page.getByText(/^The server is not answering/).count()) === 0);
   });

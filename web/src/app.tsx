@@ -86,7 +86,9 @@ function Signed({ client, health, route }: { client: ApiClient; health: Health; 
     );
   }
   if (me.isPending) return <Frame>{<Loading what="your session" />}</Frame>;
-  if (me.isError) return <Frame>{<ErrorState error={me.error as never} what="your session" />}</Frame>;
+  // A failed poll of a session already shown keeps the page (each view keeps what it last showed,
+  // and ServerDown says the server is not answering): it replaced the whole app, navigation too.
+  if (me.data === undefined) return <Frame>{<ErrorState error={me.error as never} what="your session" />}</Frame>;
   const session: Session = { client, me: me.data, mode: health.mode };
   return (
     <SessionProvider value={session}>
