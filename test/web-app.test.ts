@@ -175,6 +175,15 @@ async function heading(page: Page): Promise<string> {
     // The log is a named log region (it follows while the task runs).
     await expect(page.getByRole("log", { name: "Log of attempt 1" }).textContent()).resolves.toContain("total revenue");
     await shoot(page, "task");
+    // Found by trying the product: a finished task's log (up to 1 MiB) came again every 2 s.
+    const reads: string[] = [];
+    const count = (r: { url(): string }) => void (r.url().includes(`/api/v0/tasks/${report.id}/logs`) && reads.push(r.url()));
+    page.on("request", count);
+    await page.reload();
+    await page.getByRole("log", { name: "Log of attempt 1" }).waitFor();
+    await page.waitForTimeout(5_000);
+    page.off("request", count);
+    expect(reads).toHaveLength(1);
   });
 
   it("says where a task's log is when it cannot be read here (another host's, or gone)", async () => {

@@ -3,6 +3,7 @@
 
 import { useEffect, useRef, useState } from "react";
 import type { TaskDetail, TaskLogsView } from "../../../src/models/index.js";
+import { TERMINAL_TASK_STATUSES } from "../../../src/models/status-names.js";
 import { useApiQuery } from "../api/queries.js";
 import { Link } from "../components/Link.js";
 import { Empty, ErrorState, Loading, ViewError } from "../components/States.js";
@@ -116,15 +117,26 @@ export function TaskPage({ id }: { id: string | null }) {
               ))}
             </div>
           ) : null}
-          <TaskLog id={t.id} attempt={shown} follow={running && shown === t.attempt} />
+          <TaskLog id={t.id} attempt={shown} follow={running && shown === t.attempt} final={shown < t.attempt || TERMINAL_TASK_STATUSES.includes(t.status)} />
         </>
       )}
     </section>
   );
 }
 
-function TaskLog({ id, attempt, follow }: { id: string; attempt: number; follow: boolean }) {
-  const log = useApiQuery<TaskLogsView>(`/tasks/${id}/logs?attempt=${attempt}`, { refetchInterval: follow ? 1000 : 2000 });
+/**
+ * `final`: the attempt is over (an earlier one, or the task ended), so its log is read once: polled,
+ * a finished task's log of up to 1 MiB came again every 2 s for as long as its page was open.
+ */
+function TaskLog({ id, attempt, follow, final }: { id: string; attempt: number; follow: boolean; final: boolean }) {
+  const log = useApiQuery<TaskLogsView>(`/tasks/${id}/logs?attempt=${attempt}`, { refetchInterval: final ? false : follow ? 1000 : 2000 });
+  // Read once more as the attempt ends: its last lines came after the last poll.
+  const wasFinal = useRef(final);
+  const { refetch } = log;
+  useEffect(() => {
+    if (final && !wasFinal.current) void refetch();
+    wasFinal.current = final;
+  }, [final, refetch]);
   const box = useRef<HTMLPreElement>(null);
   const pinned = useRef(true);
   const content = log.data?.content ?? "";
