@@ -19,7 +19,12 @@ forEachBackend("registered jobs' kwargs schema", (backend) => {
       type: "object",
       properties: { n: { type: "integer", minimum: 0 }, label: { type: "string" } },
       required: ["n"],
+      // As a run enforces it (found by trying the product: the web app's editor, reading the
+      // schema, called arguments with an unknown field fitting, and the run refused them).
+      additionalProperties: false,
     });
+    const run = await h.http("POST", "/api/v0/jobs:run", { name: "typed_schema", kwargs: { n: 1, zzz: 1 } });
+    expect(run.body).toMatchObject({ status: 422, detail: "kwargs: unknown field(s) zzz; the job takes n, label" });
     const listed = await h.http("GET", "/api/v0/registered-jobs?name=typed_schema");
     expect((listed.body as { items: { kwargs_schema: unknown }[] }).items[0]!.kwargs_schema).toEqual(view.kwargs_schema);
   });

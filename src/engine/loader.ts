@@ -10,6 +10,7 @@ import { BUILTIN_MODULE, builtinTasks } from "./builtins.js";
 import { type JobDefinition, type TaskDefinition, isJobDefinition, isTaskDefinition, taskRegistry } from "./definitions.js";
 import { parseEntrypoint } from "./entrypoints.js";
 import { type ModuleVersion, isCurrent, readModuleVersion } from "./module-versions.js";
+import { closedObjectFields } from "./kwargs-schema.js";
 
 const FILE_EXTENSIONS = [".ts", ".mts", ".js", ".mjs"];
 
@@ -216,11 +217,10 @@ export async function resolveTask(entrypoint: string, check: VersionCheck = {}):
  * with other keys (`.passthrough()`, `.catchall()`, `.strict()`) decides for itself.
  */
 function refuseUnknownFields(schema: unknown, kwargs: Record<string, unknown>, field: string): void {
-  const def = (schema as { _zod?: { def?: { type?: string; shape?: Record<string, unknown>; catchall?: unknown } } })._zod?.def;
-  if (def?.type !== "object" || !def.shape || def.catchall !== undefined) return;
-  const unknown = Object.keys(kwargs).filter((key) => !Object.hasOwn(def.shape!, key));
+  const known = closedObjectFields(schema);
+  if (known === null) return;
+  const unknown = Object.keys(kwargs).filter((key) => !known.includes(key));
   if (unknown.length > 0) {
-    const known = Object.keys(def.shape);
     throw invalid(`${field}: unknown field(s) ${unknown.join(", ")}; the job takes ${known.length > 0 ? known.join(", ") : "no fields"}`);
   }
 }
