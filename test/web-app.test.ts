@@ -427,7 +427,21 @@ async function heading(page: Page): Promise<string> {
       expect(wraps.length, view).toBeGreaterThan(0);
       expect(wraps.filter((overflow) => overflow > 0), view).toEqual([]);
     }
+    // The job's own page: its heading wraps (it made the whole page scroll sideways, at 1280 and
+    // at 390 pixels), and on a phone the list's first column keeps a readable width.
+    const [job] = ((await h.call("list_jobs", { name })) as { items: { id: string }[] }).items;
+    const narrow = await browser.newPage({ viewport: { width: 390, height: 844 } });
+    for (const screen of [wide, narrow]) {
+      await screen.goto(`${base}/?p=job&id=${job!.id}`);
+      await screen.getByRole("heading", { level: 1 }).filter({ hasText: name }).waitFor();
+      const width = screen.viewportSize()!.width;
+      expect(await screen.evaluate(() => document.documentElement.scrollWidth), `${width} px`).toBeLessThanOrEqual(width);
+    }
+    await narrow.goto(`${base}/?p=jobs&name=${name}`);
+    await narrow.getByText(name).first().waitFor();
+    expect(await narrow.evaluate(() => document.querySelector("tbody td")!.getBoundingClientRect().width)).toBeGreaterThanOrEqual(100);
     await wide.close();
+    await narrow.close();
   });
 
   it("sent no request off its origin and logged no console error", () => {
