@@ -106,6 +106,12 @@ forEachBackend("Problems", (backend) => {
       ["registered-job cursor of stray bytes", "GET", "/api/v0/registered-jobs?cursor=abc"],
       ["bad since", "GET", "/api/v0/jobs?since=yesterday"],
       ["unknown query field", "GET", "/api/v0/jobs?colour=red"],
+      // Found by trying the product: a POST's query was ignored (this ran the body's name), and
+      // integers were read from " 5", "10.0" and "1e2".
+      ["a query on a POST", "POST", "/api/v0/jobs:run?name=other", { name: "known" }],
+      ["an integer with a space", "GET", "/api/v0/jobs?limit=%205"],
+      ["an integer with a fraction", "GET", "/api/v0/jobs?limit=10.0"],
+      ["an integer with an exponent", "GET", "/api/v0/jobs?limit=1e2"],
       ["repeated query field", "GET", "/api/v0/jobs?limit=1&limit=2"],
       // A field named like the prototype is unknown like any other: it was dropped (200) before.
       ["query field named __proto__", "GET", "/api/v0/jobs?__proto__=a"],

@@ -99,7 +99,10 @@ function coerceText(key: string, value: string, types: Set<string>): unknown {
   // Before text: a nullable field's "null" is null (`--schedule null`, as its help says).
   if (types.has("null") && value === "null") return null;
   if (types.has("string")) return value;
-  if ((types.has("integer") || types.has("number")) && /^-?\d+(\.\d+)?([eE][+-]?\d+)?$/.test(value.trim())) return Number(value);
+  // Written as the field's type is, nothing around it: " 5", "10.0" and "1e2" for an integer were
+  // taken as 5, 10 and 100.
+  if (types.has("number") && /^-?\d+(\.\d+)?([eE][+-]?\d+)?$/.test(value)) return Number(value);
+  if (types.has("integer") && /^-?\d+$/.test(value)) return Number(value);
   if (types.has("boolean") && (value === "true" || value === "false")) return value === "true";
   if (types.has("object") || types.has("array")) {
     const lossy = firstLossyNumber(value);

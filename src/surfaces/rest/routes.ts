@@ -43,6 +43,10 @@ function inputOf(op: AnyOperation, request: FastifyRequest): unknown {
     if (op.http!.ignoreQuery) return params;
     return coerceTextInput(op, request.query as Record<string, unknown>, params);
   }
+  // Its fields come in the body: a query was ignored in silence (`POST /jobs:run?name=x` ran the
+  // body's name), where GET refuses a field it does not take.
+  const query = Object.keys(request.query as Record<string, unknown>);
+  if (query.length > 0) throw invalid(`unknown query parameter(s) ${query.slice(0, 5).join(", ")}: a ${method} takes its fields in the JSON body`);
   const body = request.body ?? {};
   if (typeof body !== "object" || Array.isArray(body)) throw invalid("request body must be a JSON object");
   return Object.assign({}, body, params);
