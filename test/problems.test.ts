@@ -258,6 +258,11 @@ forEachBackend("Problems", (backend) => {
     expect((form.body as { detail: string }).detail).toMatch(/Content-Type: application\/json/);
     // JSON sent as text/plain was read as a string and refused as "must be a JSON object" (422).
     expectProblem(await h.http("POST", "/api/v0/jobs:run", '{"name":"known"}', { "content-type": "text/plain" }), 415, "unsupported_media_type");
+    // Found by trying the product: a body said to be gzip-compressed was read as plain JSON.
+    const gzip = await h.http("POST", "/api/v0/jobs:run", '{"name":"known"}', { "content-type": "application/json", "content-encoding": "gzip" });
+    expectProblem(gzip, 415, "unsupported_media_type");
+    expect((gzip.body as { detail: string }).detail).toBe('Content-Encoding "gzip" is not accepted: send the JSON body uncompressed');
+    expect((await h.http("POST", "/api/v0/jobs:run", '{"name":"never-registered"}', { "content-type": "application/json", "content-encoding": "identity" })).status).toBe(404);
     // Documented for every operation that takes a body, with 413 (the document left both out).
     const document = (await h.http("GET", "/api/v0/openapi.json")).body as { paths: Record<string, Record<string, { requestBody?: unknown; responses: Record<string, unknown> }>> };
     const withBody = Object.values(document.paths).flatMap((methods) => Object.values(methods)).filter((op) => op.requestBody);

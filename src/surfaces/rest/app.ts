@@ -16,7 +16,7 @@ import { resolvePrincipal } from "./auth.js";
 import { registerDocs } from "./docs.js";
 import { EVENTS_PATH, EVENTS_PATH_ITEM, type EventStreamLimits, registerEventStream } from "./events.js";
 import { buildOpenApiDocument, problemResponse } from "./openapi.js";
-import { problemFor, routerProblem, sendProblem } from "./problems.js";
+import { contentEncodingRefusal, problemFor, routerProblem, sendProblem } from "./problems.js";
 import { type RouteMethods, collectRouteMethods } from "./route-methods.js";
 import { createRefusalLog } from "./refusals.js";
 import { type HostPolicy, checkCanonicalPath, checkHost, checkOrigin, isLoopbackName } from "./request-guards.js";
@@ -89,6 +89,9 @@ export async function buildHttpApp(
   // object" (422) where any other type is 415 saying what to send.
   app.removeContentTypeParser("text/plain");
   app.addContentTypeParser("application/json", { parseAs: "string" }, (request, body, done) => {
+    const encoding = request.headers["content-encoding"];
+    // Compressed, it would be read as text all the same (a gzip body with a JSON header was).
+    if (encoding !== undefined && encoding.trim().toLowerCase() !== "identity") return done(contentEncodingRefusal(encoding), undefined);
     const text = body.toString();
     if (text.trim() === "") return done(null, undefined);
     const mcp = request.url.startsWith("/mcp");

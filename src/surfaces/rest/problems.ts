@@ -12,6 +12,13 @@ export function sendProblem(reply: FastifyReply, problem: ProblemBody): FastifyR
   return reply.code(problem.status).type(PROBLEM_CONTENT_TYPE).send(problem);
 }
 
+/** The code of the parser's refusal of a compressed body (read as it was, it was taken as JSON). */
+export const CONTENT_ENCODING_REFUSED = "JH_CONTENT_ENCODING";
+
+/** A body sent with a Content-Encoding: the server takes JSON as it is, uncompressed. */
+export const contentEncodingRefusal = (encoding: string) =>
+  Object.assign(new Error(`Content-Encoding ${JSON.stringify(encoding.slice(0, 40))} is not accepted: send the JSON body uncompressed`), { statusCode: 415, code: CONTENT_ENCODING_REFUSED });
+
 /** Fastify's own request errors (bad JSON, wrong content type, body too large) as Problems. */
 function fromFrameworkError(error: { statusCode?: number; code?: string; message: string }): ProblemBody | null {
   const status = error.statusCode;
@@ -19,7 +26,8 @@ function fromFrameworkError(error: { statusCode?: number; code?: string; message
   if (status === 413) return { title: "Payload Too Large", status, detail: error.message, code: "payload_too_large" };
   if (status === 415) {
     // Fastify says only its title; what a caller needs is what to send (curl -d sends a form).
-    return { title: "Unsupported Media Type", status, detail: "the request body must be JSON: send it with Content-Type: application/json", code: "unsupported_media_type" };
+    const detail = error.code === CONTENT_ENCODING_REFUSED ? error.message : "the request body must be JSON: send it with Content-Type: application/json";
+    return { title: "Unsupported Media Type", status, detail, code: "unsupported_media_type" };
   }
   if (status === 404) return { title: "Not Found", status, detail: error.message, code: "not_found" };
   // A malformed JSON body is invalid input like any other (CONTRACT §2: Problem 422).
