@@ -248,6 +248,9 @@ forEachBackend("background loop", (backend) => {
     // 09:00 in New York in late November is 14:00 UTC (EST, UTC-5).
     expect(registered.next_run_at).toBe("2026-11-22T14:00:00.000Z");
     expect(registered.timezone).toBe("America/New_York");
+    // Found by trying the product: a zone in other letter case was stored as given, not as its name.
+    const spelled = (await h.call("register_job", { entrypoint: entry("hello"), name: "ny_spelled", schedule: "0 9 * * *", timezone: "america/new_york" })) as { timezone: string };
+    expect(spelled.timezone).toBe("America/New_York");
   });
 
   it("retention deletes old terminal jobs with their tasks and logs", async () => {

@@ -3,10 +3,13 @@
 import { Cron } from "croner";
 import { invalid } from "../core/errors.js";
 
-/** Throws `invalid` unless the zone is a known IANA time zone. */
-export function validateTimezone(timezone: string): void {
+/**
+ * The zone's IANA name as the time zone database spells it ("europe/paris" → "Europe/Paris": a
+ * registration stored and showed the spelling it was given); throws `invalid` for an unknown zone.
+ */
+export function canonicalTimezone(timezone: string): string {
   try {
-    new Intl.DateTimeFormat("en-US", { timeZone: timezone });
+    return new Intl.DateTimeFormat("en-US", { timeZone: timezone }).resolvedOptions().timeZone;
   } catch {
     throw invalid(`timezone "${timezone}" is not an IANA time zone`);
   }
@@ -16,7 +19,7 @@ export function validateTimezone(timezone: string): void {
 export function nextFireTime(schedule: string, timezone: string | null, afterMs: number): number | null {
   const fields = schedule.trim().split(/\s+/);
   if (fields.length !== 5) throw invalid(`schedule "${schedule}" must be a 5-field cron expression (minute hour day month weekday)`);
-  if (timezone) validateTimezone(timezone);
+  if (timezone) canonicalTimezone(timezone);
   let cron: Cron;
   try {
     cron = new Cron(fields.join(" "), { timezone: timezone ?? "UTC", paused: true, mode: "5-part" } as never);

@@ -1,7 +1,7 @@
 // register_job: a named entrypoint with an optional cron schedule and default kwargs.
 
 import { conflict, invalid } from "../../core/errors.js";
-import { nextFireTime, validateTimezone } from "../../engine/schedule.js";
+import { canonicalTimezone, nextFireTime } from "../../engine/schedule.js";
 import { RegisterJobRequest, RegisteredJobView } from "../../models/jobs.js";
 import { isUniqueViolation } from "../../store/errors.js";
 import { type NewRegisteredJob, findRegisteredJob, insertRegisteredJob, upsertRegisteredJob } from "../../store/registered-jobs.js";
@@ -37,11 +37,11 @@ export const registerJob = defineOperation({
     // defaults alone, so then they must satisfy the whole schema; otherwise each run may add fields.
     const definition = await jobs.inspect(request.entrypoint, request.defaults, !request.schedule, "defaults");
     const name = request.name ?? definition.name;
-    if (request.timezone) validateTimezone(request.timezone);
+    const timezone = request.timezone ? canonicalTimezone(request.timezone) : null;
     // Accepted, it did nothing: without a limit no run ever waits, so no fire is skipped.
     if (request.overlap === "skip" && request.max_active_runs === null) throw invalid("overlap: skip applies with max_active_runs, which is not set: without a limit no fire is ever skipped");
     const now = clock.now();
-    const firstFire = request.schedule ? nextFireTime(request.schedule, request.timezone, now) : null;
+    const firstFire = request.schedule ? nextFireTime(request.schedule, timezone, now) : null;
     // "0 0 30 2 *" parses but never comes: refuse it rather than register a job that never runs.
     if (request.schedule && firstFire === null) throw invalid(`schedule "${request.schedule}" never fires`);
     const nextRunAt = request.enabled ? firstFire : null;
@@ -49,7 +49,7 @@ export const registerJob = defineOperation({
       name,
       entrypoint: request.entrypoint,
       schedule: request.schedule,
-      timezone: request.timezone,
+      timezone,
       enabled: request.enabled,
       defaults: request.defaults,
       preservationMode: request.preservation_mode,
