@@ -112,4 +112,4 @@ function forEachNumberLiteral(text: string, visit: (start: number, end: number) 
 const isNumberCode = (c: number) => (c >= 48 && c <= 57) || c === 46 || c === 101 || c === 69 || c === 43 || c === 45;
 
 export const inexactIntegerMessage = (literal: string): string =>
-  `the number ${literal.length > 40 ? `${literal.slice(0, 40)}…` : literal} is an integer past 2^53, which a JSON number here cannot keep exactly (it would be rounded): send it as a string`;
+  `the number ${literal.length > 40 ? `${literal.slice(0, 40)}…` : literal} is an integer past 2^53, which a JSON number here cannot keep exactly (it would be rounded): send an id, or a value of a job's arguments, as a string of digits (no count or limit is this large)`;
