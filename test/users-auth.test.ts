@@ -642,11 +642,12 @@ describe("server start with SERVICE_AUTH=users", () => {
 
   it("refuses a missing or short SERVICE_JWT_SECRET in one line naming the variable, before touching a store", async () => {
     const missing = await start({ SERVICE_AUTH: "users" });
-    expect(missing.code).not.toBe(0);
+    // Exit 2, as every other bad variable (found by trying the product: these were 4).
+    expect(missing.code).toBe(2);
     expect(missing.err.split("\n")).toHaveLength(1);
     expect(missing.err).toContain("SERVICE_JWT_SECRET is not set");
     const short = await start({ SERVICE_AUTH: "users", SERVICE_JWT_SECRET: "too short" });
-    expect(short.code).not.toBe(0);
+    expect(short.code).toBe(2);
     expect(short.err).toContain("SERVICE_JWT_SECRET is too short");
     expect(short.err).not.toContain("too short\"");
   });

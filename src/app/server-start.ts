@@ -5,7 +5,7 @@
 import { readFileSync } from "node:fs";
 import { isIPv6 } from "node:net";
 import { createSecureContext } from "node:tls";
-import { readApiToken, type Config } from "../core/config.js";
+import { ConfigError, readApiToken, type Config } from "../core/config.js";
 import { invalid } from "../core/errors.js";
 import { invoke, operationByName, operations, SYNTHETIC_ADMIN } from "../operations/index.js";
 import { buildHttpApp } from "../surfaces/rest/app.js";
@@ -70,9 +70,10 @@ export async function runServer(config: Config, options: ServerStartOptions): Pr
 
 /** CONTRACT §8: Scheme B needs a signing secret of at least 32 bytes; one line naming the variable otherwise. */
 function checkJwtSecret(config: Config): void {
-  if (!config.jwtSecret) throw invalid("SERVICE_JWT_SECRET is not set: SERVICE_AUTH=users (the distributed default) signs access tokens with it; set at least 32 random bytes (e.g. openssl rand -base64 48)", "jwt_secret_missing");
+  // A configuration error like any other variable's (exit 2): it was `invalid`, exit 4.
+  if (!config.jwtSecret) throw new ConfigError("SERVICE_JWT_SECRET is not set: SERVICE_AUTH=users (the distributed default) signs access tokens with it; set at least 32 random bytes (e.g. openssl rand -base64 48)");
   if (Buffer.byteLength(config.jwtSecret, "utf8") < MIN_JWT_SECRET_BYTES) {
-    throw invalid(`SERVICE_JWT_SECRET is too short: at least ${MIN_JWT_SECRET_BYTES} bytes (e.g. openssl rand -base64 48)`, "jwt_secret_short");
+    throw new ConfigError(`SERVICE_JWT_SECRET is too short: at least ${MIN_JWT_SECRET_BYTES} bytes (e.g. openssl rand -base64 48)`);
   }
 }
 
