@@ -20,4 +20,10 @@ describe("task and job options", () => {
     executions.run(running, define);
     expect(() => executions.run(running, define)).toThrow(/task "defined_inside" of .* is defined again while a job runs: define tasks at the top level of their module/);
   });
+
+  // Found by trying the product: the name's line break cut the load failure's message there.
+  it("quotes a refused name as JSON, control characters and line breaks escaped", () => {
+    expect(() => job("bell\u0007\nnewline", async () => 1)).toThrow('job name "bell\\u0007\\nnewline" must match');
+    expect(() => task("tab\tname", async () => 1)).toThrow('task name "tab\\tname" must match');
+  });
 });

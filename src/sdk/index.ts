@@ -77,7 +77,9 @@ export function task<A = Record<string, unknown>, R = unknown>(
   fn: (kwargs: A, ctx: TaskContext) => R | Promise<R>,
   options: TaskOptions = {},
 ): TaskFunction<A, R> {
-  if (!NAME.test(name)) throw new Error(`task name "${name}" must match ${NAME}`);
+  // Quoted as JSON: a name with a line break or a control character (refused here) cut the
+  // message where the module's load failure keeps its first line.
+  if (!NAME.test(name)) throw new Error(`task name ${JSON.stringify(name)} must match ${NAME}`);
   validateOptions(options, `task "${name}"`);
   const moduleUrl = callerModuleUrl();
   // A stored task names its code by module and task name: a second task of that name would take
@@ -111,7 +113,7 @@ export function job<A = Record<string, unknown>, R = unknown>(
   fn: (kwargs: A, ctx: TaskContext) => R | Promise<R>,
   options: JobOptions = {},
 ): JobDefinition {
-  if (!NAME.test(name)) throw new Error(`job name "${name}" must match ${NAME}`);
+  if (!NAME.test(name)) throw new Error(`job name ${JSON.stringify(name)} must match ${NAME}`);
   validateOptions(options, `job "${name}"`, [...TASK_OPTION_KEYS, "schema"]);
   return Object.freeze({ [DEFINITION]: "job" as const, name, fn: fn as JobDefinition["fn"], options: Object.freeze({ ...options }) });
 }
