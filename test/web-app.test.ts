@@ -164,6 +164,17 @@ async function heading(page: Page): Promise<string> {
     expect(await pages.getByRole("link", { name: "Next tasks" }).count()).toBe(0);
     await pages.getByRole("link", { name: "First tasks" }).click();
     await pages.getByText(/^1,000 of 1,002 tasks shown/).waitFor({ timeout: 30_000 });
+    // Found by trying the product: a wide graph was fitted at 5%, a grey line naming nothing, and
+    // each node and edge was a keyboard stop besides the node's link.
+    await page.getByText(/^1,000 nodes are too many to read at once/).waitFor();
+    const scale = await page.locator(".react-flow__viewport").evaluate((viewport) => new DOMMatrix(getComputedStyle(viewport).transform).a);
+    expect(scale).toBeGreaterThanOrEqual(0.4);
+    expect(await page.locator(".react-flow__node[tabindex='0'], .react-flow__edge[tabindex='0']").count()).toBe(0);
+    await page.locator(".graph-node-link").first().waitFor();
+    // A small graph fits whole, without the line.
+    await page.goto(`${base}/?p=job&id=${sales.id}`);
+    await page.locator(".graph-node").first().waitFor();
+    expect(await page.getByText(/too many to read at once/).count()).toBe(0);
   });
 
   it("shows a task with its result and its log", async () => {
