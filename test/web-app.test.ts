@@ -171,6 +171,14 @@ async function heading(page: Page): Promise<string> {
     expect(scale).toBeGreaterThanOrEqual(0.4);
     expect(await page.locator(".react-flow__node[tabindex='0'], .react-flow__edge[tabindex='0']").count()).toBe(0);
     await page.locator(".graph-node-link").first().waitFor();
+    // A fan-in's dependencies fold after the first 20 (1,000 links filled the page before its log).
+    const sum = await h.service.db.selectFrom("tasks").select("id").where("job_id", "=", BigInt(large.id)).where("name", "=", "sum").executeTakeFirstOrThrow();
+    await page.goto(`${base}/?p=task&id=${sum.id}`);
+    await page.getByText("and 980 more").waitFor();
+    const visibleLinks = await page.locator(".facts dd a:visible").count();
+    expect(visibleLinks).toBeLessThan(30);
+    await page.getByText("and 980 more").click();
+    expect(await page.locator(".facts dd a:visible").count()).toBeGreaterThanOrEqual(1000);
     // A small graph fits whole, without the line.
     await page.goto(`${base}/?p=job&id=${sales.id}`);
     await page.locator(".graph-node").first().waitFor();
@@ -521,6 +529,11 @@ const ACCESS_TTL_S = 300;
     expect(apiRequests.length).toBeGreaterThan(0);
     expect(apiRequests.every((a) => a.startsWith("Bearer "))).toBe(true);
     expect(log.requests.filter((r) => !r.split(" ")[1]!.startsWith(base + "/"))).toEqual([]);
+    // Found by trying the product: the sign-in view, opened while signed in, showed a bare form.
+    await page.goto(`${base}/?p=login&next=${encodeURIComponent(`/?p=job&id=${job.id}`)}`);
+    await page.getByRole("heading", { level: 1, name: `Job ${job.name} #${job.id}` }).waitFor();
+    await page.goto(`${base}/?p=login`);
+    await page.getByRole("heading", { level: 1, name: "Jobs" }).waitFor();
     await page.close();
   });
 

@@ -20,6 +20,7 @@ import { ObjectsPage } from "./views/ObjectsPage.js";
 import { RegisteredPage } from "./views/RegisteredPage.js";
 import { TaskPage } from "./views/TaskPage.js";
 import { WorkersPage } from "./views/WorkersPage.js";
+import { safeNext } from "./views/safe-next.js";
 
 type Health = HealthView;
 
@@ -77,6 +78,12 @@ function Signed({ client, health, route }: { client: ApiClient; health: Health; 
       if (!onLogin) navigate(hrefFor("login", { next: window.location.pathname + window.location.search }), { replace: true });
     }
   }, [signedIn, onLogin, queryClient]);
+
+  // Signed in already: the sign-in view goes where it would after signing in (it showed a bare
+  // form, and a second sign-in there left the first session's refresh token live for its lifetime).
+  useEffect(() => {
+    if (signedIn && onLogin) navigate(safeNext(route.params.get("next")), { replace: true });
+  }, [signedIn, onLogin, route]);
 
   if (onLogin || !signedIn) {
     return (

@@ -76,16 +76,7 @@ export function TaskPage({ id }: { id: string | null }) {
           <code>{t.entrypoint}</code>
         </dd>
         <dt>Waits for</dt>
-        <dd>
-          {t.depends_on.length === 0
-            ? "nothing"
-            : t.depends_on.map((dep, i) => (
-                <span key={dep}>
-                  {i > 0 ? ", " : ""}
-                  <Link href={hrefFor("task", { id: dep })}>#{dep}</Link>
-                </span>
-              ))}
-        </dd>
+        <dd>{t.depends_on.length === 0 ? "nothing" : <Dependencies ids={t.depends_on} />}</dd>
       </dl>
       {t.error ? (
         <div className="error-block" role="alert">
@@ -121,6 +112,29 @@ export function TaskPage({ id }: { id: string | null }) {
         </>
       )}
     </section>
+  );
+}
+
+/** Links shown before the rest fold away: a fan-in of 600 filled the page before its log. */
+const DEPENDENCIES_SHOWN = 20;
+
+function Dependencies({ ids }: { ids: readonly string[] }) {
+  const links = (list: readonly string[], offset = 0) =>
+    list.map((dep, i) => (
+      <span key={dep}>
+        {i + offset > 0 ? ", " : ""}
+        <Link href={hrefFor("task", { id: dep })}>#{dep}</Link>
+      </span>
+    ));
+  if (ids.length <= DEPENDENCIES_SHOWN) return <>{links(ids)}</>;
+  return (
+    <>
+      {links(ids.slice(0, DEPENDENCIES_SHOWN))}
+      <details className="more">
+        <summary>and {(ids.length - DEPENDENCIES_SHOWN).toLocaleString("en-US")} more</summary>
+        {links(ids.slice(DEPENDENCIES_SHOWN), DEPENDENCIES_SHOWN)}
+      </details>
+    </>
   );
 }
 
