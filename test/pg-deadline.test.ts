@@ -44,17 +44,26 @@ describe.skipIf(!onPostgres)("bounds on an unanswered PostgreSQL statement", () 
     expect(pids.size).toBe(1);
   });
 
-  it("closes a connection that went silent past the deadline, as a connection failure; the next statement opens a new one", async () => {
-    // A path that stops carrying packets without closing: a proxy that stops forwarding.
-    let silent = false;
+  /**
+   * A path that stops carrying packets without closing: a proxy that stops forwarding when `silent`
+   * is set, or (`silentAfterStartup`) on each connection once PostgreSQL said it is ready for its
+   * first statement.
+   */
+  async function silencingProxy(mode: { silent: boolean; silentAfterStartup?: boolean }) {
     const sockets = new Set<Socket>();
     const target = new URL(PG_URL);
     const proxy = createServer((client) => {
       const upstream = connect(Number(target.port || 5432), target.hostname);
+      let ready = false;
       for (const [from, to] of [[client, upstream], [upstream, client]] as const) {
         sockets.add(from);
         from.on("error", () => undefined);
-        from.on("data", (chunk) => void (silent || to.write(chunk)));
+        from.on("data", (chunk: Buffer) => {
+          if (mode.silent || ready) return;
+          to.write(chunk);
+          // ReadyForQuery: 'Z', length 5, a status byte.
+          if (mode.silentAfterStartup && from === upstream && chunk.includes(Buffer.from([0x5a, 0, 0, 0, 5]))) ready = true;
+        });
         from.on("close", () => to.destroy());
       }
     });
@@ -62,20 +71,52 @@ describe.skipIf(!onPostgres)("bounds on an unanswered PostgreSQL statement", () 
     const through = new URL(PG_URL);
     through.hostname = "127.0.0.1";
     through.port = String((proxy.address() as AddressInfo).port);
-    const proxied = openStore({ dialect: "postgres", location: through.toString() }, { statementDeadlineMs: 400, poolSize: 1 });
+    return {
+      url: through.toString(),
+      close() {
+        for (const socket of sockets) socket.destroy();
+        proxy.close();
+      },
+    };
+  }
+
+  it("closes a connection that went silent past the deadline, as a connection failure; the next statement opens a new one", async () => {
+    const mode = { silent: false };
+    const proxy = await silencingProxy(mode);
+    const proxied = openStore({ dialect: "postgres", location: proxy.url }, { statementDeadlineMs: 400, poolSize: 1 });
     try {
       await sql`select 1`.execute(proxied);
-      silent = true;
+      mode.silent = true;
       const started = Date.now();
       const error = await sql`select 1`.execute(proxied).then(() => null, (e: unknown) => e);
       expect(error).toMatchObject({ code: "ETIMEDOUT", message: expect.stringMatching(/^PostgreSQL did not answer a statement within 0\.4 s/) });
       expect(isConnectionFailure(error)).toBe(true);
       expect(Date.now() - started).toBeLessThan(10_000);
-      silent = false;
+      mode.silent = false;
       expect((await sql<{ one: number }>`select 1 as one`.execute(proxied)).rows).toEqual([{ one: 1 }]);
     } finally {
       await proxied.destroy();
-      for (const socket of sockets) socket.destroy();
+      proxy.close();
+    }
+  });
+
+  // Found by review: a new connection's settings, sent before the pool hands it out, had no bound
+  // (the statement deadline is put on the client after them), so a connection silent right after
+  // its startup held its caller until the kernel gave up on the socket.
+  it("bounds a new connection's settings too: one silent after its startup fails its caller as a dropped connection", async () => {
+    const mode = { silent: false, silentAfterStartup: true };
+    const proxy = await silencingProxy(mode);
+    const proxied = openStore({ dialect: "postgres", location: proxy.url }, { statementDeadlineMs: 400, poolSize: 1 });
+    try {
+      const started = Date.now();
+      const error = await sql`select 1`.execute(proxied).then(() => null, (e: unknown) => e);
+      expect(error).toMatchObject({ code: "ETIMEDOUT" });
+      expect(isConnectionFailure(error)).toBe(true);
+      expect(Date.now() - started).toBeLessThan(10_000);
+      mode.silentAfterStartup = false;
+      expect((await sql<{ one: number }>`select 1 as one`.execute(proxied)).rows).toEqual([{ one: 1 }]);
+    } finally {
+      await proxied.destroy();
       proxy.close();
     }
   });

@@ -7,7 +7,7 @@ import { CompiledQuery, type DatabaseConnection, type Driver, Kysely, PostgresAd
 import pg from "pg";
 import type { SqlTarget } from "../core/config.js";
 import type { Database } from "./schema.js";
-import { boundStatementTime } from "./pg-deadline.js";
+import { applySettings, boundStatementTime } from "./pg-deadline.js";
 import { usePreparedStatements } from "./pg-statements.js";
 
 export type Store = Kysely<Database>;
@@ -170,16 +170,8 @@ function openPostgres(connectionString: string, options: OpenStoreOptions): Stor
     max: options.poolSize ?? 10,
     ...(options.pgSchema ? { options: `-c search_path=${options.pgSchema}` } : {}),
     // Run on a new connection before the pool hands it out (a connection string's own options would
-    // override startup options given here), one at a time: a query issued while another runs is
-    // deprecated in pg 8 (a warning at every process start) and refused by pg 9. A setting this
-    // PostgreSQL lacks (client_connection_check_interval before 14) is left unset.
-    ...(settings.length > 0
-      ? {
-          onConnect: async (client: pg.ClientBase) => {
-            for (const setting of settings) await client.query(setting).catch(() => undefined);
-          },
-        }
-      : {}),
+    // override startup options given here): see applySettings.
+    ...(settings.length > 0 ? { onConnect: (client: pg.ClientBase) => applySettings(client, settings, deadlineMs) } : {}),
   });
   // A connection PostgreSQL ends (a restart, pg_terminate_backend, a network cut) emits 'error',
   // and an unheard 'error' ends the process. The pool drops such a connection (an idle one at
