@@ -251,6 +251,9 @@ forEachBackend("background loop", (backend) => {
     // Found by trying the product: a zone in other letter case was stored as given, not as its name.
     const spelled = (await h.call("register_job", { entrypoint: entry("hello"), name: "ny_spelled", schedule: "0 9 * * *", timezone: "america/new_york" })) as { timezone: string };
     expect(spelled.timezone).toBe("America/New_York");
+    // Only the case: a current IANA name is not replaced by ICU's older one (Asia/Calcutta).
+    const kolkata = (await h.call("register_job", { entrypoint: entry("hello"), name: "kolkata", schedule: "0 9 * * *", timezone: "Asia/Kolkata" })) as { timezone: string };
+    expect(kolkata.timezone).toBe("Asia/Kolkata");
   });
 
   it("retention deletes old terminal jobs with their tasks and logs", async () => {

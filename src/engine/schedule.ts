@@ -3,16 +3,23 @@
 import { Cron } from "croner";
 import { invalid } from "../core/errors.js";
 
+/** The zones this runtime knows, by their name in lower case (ICU's spelling of each). */
+let zonesByLowerName: Map<string, string> | undefined;
+
 /**
- * The zone's IANA name as the time zone database spells it ("europe/paris" → "Europe/Paris": a
- * registration stored and showed the spelling it was given); throws `invalid` for an unknown zone.
+ * The zone as given, with its letters in the case the time zone database writes them
+ * ("europe/paris" → "Europe/Paris": a registration stored and showed the spelling it was given);
+ * throws `invalid` for an unknown zone. Only the case changes: ICU's own name for a zone can be an
+ * older one (Asia/Kolkata is Asia/Calcutta to it), and a zone's name is the caller's choice.
  */
 export function canonicalTimezone(timezone: string): string {
   try {
-    return new Intl.DateTimeFormat("en-US", { timeZone: timezone }).resolvedOptions().timeZone;
+    new Intl.DateTimeFormat("en-US", { timeZone: timezone });
   } catch {
     throw invalid(`timezone "${timezone}" is not an IANA time zone`);
   }
+  zonesByLowerName ??= new Map(Intl.supportedValuesOf("timeZone").map((zone) => [zone.toLowerCase(), zone]));
+  return zonesByLowerName.get(timezone.toLowerCase()) ?? timezone;
 }
 
 /** Validates a schedule and returns its first fire time strictly after `afterMs`. */
