@@ -112,6 +112,7 @@ forEachBackend("Problems", (backend) => {
       ["an integer with a space", "GET", "/api/v0/jobs?limit=%205"],
       ["an integer with a fraction", "GET", "/api/v0/jobs?limit=10.0"],
       ["an integer with an exponent", "GET", "/api/v0/jobs?limit=1e2"],
+      ["an integer with a sign", "GET", "/api/v0/jobs?limit=%2B1"],
       ["repeated query field", "GET", "/api/v0/jobs?limit=1&limit=2"],
       // A field named like the prototype is unknown like any other: it was dropped (200) before.
       ["query field named __proto__", "GET", "/api/v0/jobs?__proto__=a"],
@@ -159,6 +160,10 @@ forEachBackend("Problems", (backend) => {
     for (const [title, method, path, body] of cases) {
       it(title, async () => expectProblem(await h.http(method, path, body), 422, "invalid"));
     }
+    it("says an integer in a query is written in digits", async () => {
+      const answer = await h.http("GET", "/api/v0/jobs?limit=10.0");
+      expect((answer.body as { detail: string }).detail).toBe('limit: must be a whole number written in digits, got "10.0"');
+    });
 
     it("names the offending field", async () => {
       const result = await h.http("GET", "/api/v0/jobs?limit=501");

@@ -252,7 +252,7 @@ forEachBackend("the route guard", (backend) => {
       // error, and runs nothing; another request -32602; a notification no answer.
       const jobsBefore = ((await h.http("GET", "/api/v0/jobs")).body as { total: number }).total;
       const refusedArguments: [string, string][] = [
-        ['{"__proto__":{}}', 'a key "__proto__", or "constructor" holding "prototype", is refused'],
+        ['{"__proto__":{}}', 'request body: a key "__proto__", or "constructor" holding "prototype", is refused'],
         ['{"name":"x","kwargs":{"a":{"constructor":{"prototype":{"x":1}}}}}', 'a key "__proto__", or "constructor" holding "prototype", is refused'],
         ['{"name":"test/fixtures/jobs.ts:hello","kwargs":{"x":18446744073709551616}}', "the number 18446744073709551616 is an integer past 2^53"],
         ['{"name":"test/fixtures/jobs.ts:hello","kwargs":{"z":1e-400}}', "the number 1e-400 is too small for a JSON number here"],
@@ -270,6 +270,15 @@ forEachBackend("the route guard", (backend) => {
       expect(JSON.parse(listing.body)).toMatchObject({ id: 13, error: { code: -32602, message: expect.stringContaining("too small") } });
       const notified = await h.app.inject({ method: "POST", url: "/mcp", headers: { ...MCP_HEADERS, ...auth }, payload: '{"jsonrpc":"2.0","method":"notifications/initialized","params":{"__proto__":{}}}' });
       expect([notified.statusCode, notified.body]).toEqual([202, ""]);
+      // Found by review: a response in such a batch was answered, a rounded id was given back as
+      // if it were the caller's, and text that is no JSON at all was called no JSON-RPC message.
+      const responses = await h.app.inject({ method: "POST", url: "/mcp", headers: { ...MCP_HEADERS, ...auth }, payload: '[{"jsonrpc":"2.0","id":7,"result":{}},{"jsonrpc":"2.0","method":"notifications/initialized","params":{"n":12345678901234567890}}]' });
+      expect([responses.statusCode, responses.body]).toEqual([202, ""]);
+      const roundedId = await h.app.inject({ method: "POST", url: "/mcp", headers: { ...MCP_HEADERS, ...auth }, payload: '{"jsonrpc":"2.0","id":12345678901234567890,"method":"tools/list"}' });
+      expect(JSON.parse(roundedId.body)).toMatchObject({ id: null, error: { code: -32602 } });
+      const notJson = await h.app.inject({ method: "POST", url: "/mcp", headers: { ...MCP_HEADERS, ...auth }, payload: '{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"x":12345678901234567890}' });
+      expect(notJson.statusCode).toBe(400);
+      expect(JSON.parse(notJson.body)).toMatchObject({ id: null, error: { code: -32700 } });
       // A method /mcp does not answer names the same methods as its GET's refusal.
       expect((await h.app.inject({ method: "PUT", url: "/mcp", headers: auth })).headers.allow).toBe("POST");
       // Stateless: no session to end, so DELETE is refused as the MCP transport spec allows (it was

@@ -352,7 +352,7 @@ interface Pair {
       // Found by trying the product: BOB and bob were two accounts a list could not tell apart.
       const folded = await h.http("POST", "/api/v0/users", { username: "BOB", password: "bob password", role: "admin" }, bearer(admin));
       expect(folded.status).toBe(409);
-      expect(folded.body).toMatchObject({ code: "name_taken", detail: 'a user is already named "bob": names differ in more than letter case' });
+      expect(folded.body).toMatchObject({ code: "name_taken", detail: 'a user is already named "bob": names must differ in more than letter case' });
       // Found by trying the product: users named . and .. were made, and no URL could name them.
       for (const username of [".", ".."]) {
         const dots = await h.http("POST", "/api/v0/users", { username, password: "dots password", role: "viewer" }, bearer(admin));

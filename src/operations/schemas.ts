@@ -103,6 +103,8 @@ function coerceText(key: string, value: string, types: Set<string>): unknown {
   // taken as 5, 10 and 100.
   if (types.has("number") && /^-?\d+(\.\d+)?([eE][+-]?\d+)?$/.test(value)) return Number(value);
   if (types.has("integer") && /^-?\d+$/.test(value)) return Number(value);
+  // Said as what it is, not as the schema's "expected number, received string".
+  if (types.has("integer") && !types.has("string") && /^\s*[-+]?[\d.]/.test(value)) throw invalid(`${key}: must be a whole number written in digits, got ${JSON.stringify(value.slice(0, 40))}`);
   if (types.has("boolean") && (value === "true" || value === "false")) return value === "true";
   if (types.has("object") || types.has("array")) {
     const lossy = firstLossyNumber(value);

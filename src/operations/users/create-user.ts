@@ -27,7 +27,7 @@ export const createUser = defineOperation({
     if (inserted === NOT_ADMIN) throw noLongerAdmin(ctx);
     if (!inserted) {
       const taken = (await findUserByNameInAnyCase(ctx.db, username))?.username ?? username;
-      throw conflict(taken === username ? `a user is already named "${username}"` : `a user is already named "${taken}": names differ in more than letter case`, "name_taken");
+      throw conflict(taken === username ? `a user is already named "${username}"` : `a user is already named "${taken}": names must differ in more than letter case`, "name_taken");
     }
     return toUserView((await findUserById(ctx.db, id))!);
   },

@@ -129,12 +129,15 @@ function invalidRequests(body: unknown, isTool: (name: string) => boolean): unkn
  */
 function refusedRequests(body: unknown, problem: ProblemBody): unknown {
   const answers = ((Array.isArray(body) ? body : [body]) as JsonRpcMessage[])
-    .filter((m) => "id" in m)
-    .map((m) =>
-      m.method === "tools/call"
-        ? { jsonrpc: "2.0", id: m.id, result: toolError(problem) }
-        : { jsonrpc: "2.0", id: m.id, error: { code: ErrorCode.InvalidParams, message: `Invalid params: ${problem.detail}` } },
-    );
+    // Requests only: a response (result or error) is never answered, nor is a notification.
+    .filter((m) => "id" in m && typeof m.method === "string")
+    .map((m) => {
+      // An id JSON.parse rounded is not the caller's: null, as JSON-RPC answers an id it cannot read.
+      const id = typeof m.id === "number" && !Number.isSafeInteger(m.id) ? null : m.id;
+      return m.method === "tools/call" && id !== null
+        ? { jsonrpc: "2.0", id, result: toolError(problem) }
+        : { jsonrpc: "2.0", id, error: { code: ErrorCode.InvalidParams, message: `Invalid params: ${problem.detail}` } };
+    });
   if (answers.length === 0) return null;
   return Array.isArray(body) ? answers : answers[0];
 }

@@ -104,8 +104,9 @@ export async function buildHttpApp(
       // that could reach an object's prototype: that one is named.
       const prototypeKey = error !== null && (error as { code?: string }).code === "FST_ERR_CTP_INVALID_JSON_BODY" && isJson(text);
       if (prototypeKey && !mcp) return done(invalid(`request body: ${PROTOTYPE_KEY_MESSAGE}`), undefined);
-      if (mcp && (prototypeKey || lossy !== null)) {
-        request.bodyRefusal = prototypeKey ? PROTOTYPE_KEY_MESSAGE : lossyNumberMessage(lossy!);
+      // Only a body that is JSON: one that is not is a parse error (-32700) whatever it holds.
+      if (mcp && (prototypeKey || (lossy !== null && error === null))) {
+        request.bodyRefusal = prototypeKey ? `request body: ${PROTOTYPE_KEY_MESSAGE}` : lossyNumberMessage(lossy!);
         return done(null, prototypeKey ? JSON.parse(text) : parsed);
       }
       done(error, parsed);

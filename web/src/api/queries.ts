@@ -15,6 +15,9 @@ export const isPermanent = (error: unknown): boolean =>
 /** Polls every `ms` until the server refused for good (a bad id in the address is not polled forever). */
 const pollUnlessRefused = (ms: number | false) => (query: { state: { error: unknown } }) => (isPermanent(query.state.error) ? false : ms);
 
+/** Polls every `ms` until the first answer: for what cannot change once read (a finished attempt's log). */
+const pollUntilRead = (ms: number) => (query: { state: { error: unknown; data: unknown } }) => (isPermanent(query.state.error) || query.state.data !== undefined ? false : ms);
+
 export function createQueryClient(): QueryClient {
   return new QueryClient({
     defaultOptions: {
@@ -30,13 +33,19 @@ export function createQueryClient(): QueryClient {
 }
 
 /** A GET of the REST API, keyed by its path (so one resource is fetched once however many views ask). */
-export function useApiQuery<T>(path: string | null, options: { refetchInterval?: number | false } = {}) {
+/** `untilRead`: stop polling once an answer came (a failed read is still asked again). */
+export function useApiQuery<T>(path: string | null, options: { refetchInterval?: number | false; untilRead?: boolean } = {}) {
   const { client } = useSession();
+  const interval = options.refetchInterval ?? POLL_MS;
   return useQuery<T, ApiError>({
     queryKey: [path],
     queryFn: () => client.request<T>("GET", path!),
     enabled: path !== null,
-    ...(options.refetchInterval !== undefined ? { refetchInterval: pollUnlessRefused(options.refetchInterval) } : {}),
+    ...(options.untilRead && interval !== false
+      ? { refetchInterval: pollUntilRead(interval) }
+      : options.refetchInterval !== undefined
+        ? { refetchInterval: pollUnlessRefused(options.refetchInterval) }
+        : {}),
   });
 }
 

@@ -58,14 +58,14 @@ const VIRTUALIZE_ABOVE = 150;
  */
 const READABLE_ZOOM = 0.4;
 
-/** The zoom at which the laid-out graph fits a box of `width` × `height` (fitView's 10% padding). */
+/** The zoom at which the laid-out graph fits a box of `width` × `height` (fitView's padding of 0.1 leaves it width ÷ 1.1). */
 function fittingZoom(positions: Map<string, { x: number; y: number }>, width: number, height: number): number {
   if (positions.size === 0 || width === 0 || height === 0) return 1;
   const xs = [...positions.values()].map((p) => p.x);
   const ys = [...positions.values()].map((p) => p.y);
   const graphWidth = Math.max(...xs) - Math.min(...xs) + NODE_WIDTH;
   const graphHeight = Math.max(...ys) - Math.min(...ys) + NODE_HEIGHT;
-  return Math.min(width / (graphWidth * 1.2), height / (graphHeight * 1.2));
+  return Math.min(width / (graphWidth * 1.1), height / (graphHeight * 1.1));
 }
 
 export function GraphView({ nodes, edges, direction, label }: { nodes: GraphNode[]; edges: GraphEdge[]; direction: "TB" | "LR"; label: string }) {

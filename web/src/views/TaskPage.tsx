@@ -139,11 +139,12 @@ function Dependencies({ ids }: { ids: readonly string[] }) {
 }
 
 /**
- * `final`: the attempt is over (an earlier one, or the task ended), so its log is read once: polled,
- * a finished task's log of up to 1 MiB came again every 2 s for as long as its page was open.
+ * `final`: the attempt is over (an earlier one, or the task ended), so its log is read once (asked
+ * again only until a read succeeds): polled, a finished task's log of up to 1 MiB came again every
+ * 2 s for as long as its page was open.
  */
 function TaskLog({ id, attempt, follow, final }: { id: string; attempt: number; follow: boolean; final: boolean }) {
-  const log = useApiQuery<TaskLogsView>(`/tasks/${id}/logs?attempt=${attempt}`, { refetchInterval: final ? false : follow ? 1000 : 2000 });
+  const log = useApiQuery<TaskLogsView>(`/tasks/${id}/logs?attempt=${attempt}`, { refetchInterval: follow ? 1000 : 2000, untilRead: final });
   // Read once more as the attempt ends: its last lines came after the last poll.
   const wasFinal = useRef(final);
   const { refetch } = log;
