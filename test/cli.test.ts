@@ -9,7 +9,7 @@ import { parse as parseYaml } from "yaml";
 import { runCli } from "../src/app/cli.js";
 import { operations } from "../src/operations/index.js";
 import { forEachBackend } from "./support/backends.js";
-import { waitForTask, withEngine } from "./support/engine.js";
+import { runAndWait, waitForTask, withEngine } from "./support/engine.js";
 import { addObject } from "./support/fixtures.js";
 import { type Harness, startHarness } from "./support/harness.js";
 import { BIN, freePort } from "./support/processes.js";
@@ -263,6 +263,26 @@ forEachBackend("CLI run-job --wait", (backend) => {
     } finally {
       await runner?.stop();
     }
+  });
+
+  // Found by trying the product: --follow ignored --attempt (it followed the latest attempt, and
+  // an attempt that never was exited 0), and following a task no worker started said nothing.
+  it("task logs --follow --attempt N follows that attempt; one past the task's is not found", async () => {
+    const runner = backend.name === "local" ? await withEngine(h) : undefined;
+    let retried: { id: string };
+    try {
+      const flaky = await runAndWait(h, "test/fixtures/jobs.ts:flaky", { failures: 2 });
+      retried = flaky.tasks.find((t) => t.attempt === 3)!;
+    } finally {
+      await runner?.stop();
+    }
+    const first = await h.cli("task", "logs", retried.id, "--follow", "--attempt", "1");
+    expect(first.code, first.err).toBe(0);
+    expect(first.out).toContain("flaky failure on attempt 1");
+    expect(first.out).not.toContain("attempt 3 of");
+    const never = await h.cli("task", "logs", retried.id, "--follow", "--attempt", "9");
+    expect(never.code).toBe(1);
+    expect(never.err).toContain("has no attempt 9");
   });
 
   it("says invalid JSON for --kwargs that is not JSON", async () => {

@@ -133,6 +133,8 @@ export async function followTaskLog(
   notice: (line: string) => void = () => undefined,
   /** The reader went away (a closed pipe): following ends, as `tail -f | head` ends. */
   readerGone: () => boolean = () => false,
+  /** `--attempt N`: that attempt's log only, to its end (it was ignored: the latest was followed). */
+  onlyAttempt?: number,
 ): Promise<void> {
   const getTask = operations.get("get_task")!;
   const getLogs = operations.get("get_task_logs")!;
@@ -143,12 +145,20 @@ export async function followTaskLog(
   let printed = 0;
   /** The attempt whose log was said to be out of reach (once each). */
   let unreadable: number | null = null;
+  let waitingSaid = false;
   try {
     for (;;) {
       // The status first: logs read after a terminal status hold everything the task wrote.
-      const { status } = (await call(getTask, { id: taskId })) as { status: string };
-      const ended = TERMINAL_TASK_STATUSES.includes(status as never);
-      const logs = (await call(getLogs, { id: taskId })) as TaskLogsView;
+      const task = (await call(getTask, { id: taskId })) as { status: string; attempt: number };
+      const { status } = task;
+      // An earlier attempt than the task's own is over (a later one is refused by get_task_logs).
+      const ended = TERMINAL_TASK_STATUSES.includes(status as never) || (onlyAttempt !== undefined && onlyAttempt < Number(task.attempt));
+      const logs = (await call(getLogs, onlyAttempt === undefined ? { id: taskId } : { id: taskId, attempt: onlyAttempt })) as TaskLogsView;
+      // Following a task no worker has started printed nothing at all, for as long as it waited.
+      if (status === "PENDING" && logs.attempt === null && !waitingSaid) {
+        waitingSaid = true;
+        notice(`task ${taskId} has not started (PENDING): its log begins when a worker starts it`);
+      }
       if (logs.attempt !== attempt) {
         if (attempt !== null) write(`--- attempt ${logs.attempt} ---\n`);
         attempt = logs.attempt;

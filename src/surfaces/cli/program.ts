@@ -132,7 +132,8 @@ export function addOperationCommands(program: Command, operations: readonly AnyO
       if (fromStdin && input[fromStdin] === undefined && io.readLine) input[fromStdin] = await io.readLine();
       if (op.cli!.followLog && options.follow) {
         // Each piece ends with a newline, which the output stream adds again.
-        return followTaskLog(String(input.id), call, byName(), (text) => io.out(text.replace(/\n$/, "")), await io.watchEvents?.(), (line) => io.err(line), () => io.outClosed?.() ?? false);
+        const { attempt } = coerceTextInput(op, input) as { attempt?: number };
+        return followTaskLog(String(input.id), call, byName(), (text) => io.out(text.replace(/\n$/, "")), await io.watchEvents?.(), (line) => io.err(line), () => io.outClosed?.() ?? false, attempt);
       }
       const output = await call(op, coerceTextInput(op, input));
       const format = options.json ? "json" : ((options.output as string | undefined) ?? (options.wide ? "wide" : "table"));
