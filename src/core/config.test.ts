@@ -34,6 +34,11 @@ describe("loadConfig", () => {
     expect(() => loadConfig({ SERVICE_SQL_URL: "mysql://x" })).toThrow(/SERVICE_SQL_URL=mysql:\/\/x and SERVICE_CH_URL=\(unset\)/);
   });
 
+  // Found by trying the product: a file as the home was "unexpected failure: EEXIST …", exit 10.
+  it("refuses a SERVICE_HOME that is a file, naming it", () => {
+    expect(() => loadConfig({ SERVICE_HOME: "/etc/passwd" })).toThrow(new ConfigError("SERVICE_HOME /etc/passwd is not a directory: name a folder (it is made if missing)"));
+  });
+
   it("rejects bad numbers and enums", () => {
     expect(() => loadConfig({ SERVICE_WORKER_TIMEOUT: "-3" })).toThrow(/SERVICE_WORKER_TIMEOUT/);
     expect(() => loadConfig({ SERVICE_DEFAULT_PRESERVATION_MODE: "SOME" })).toThrow(/PRESERVATION/);

@@ -1,5 +1,6 @@
 // The only reader of environment variables (CONTRACT §1). Everything else receives a frozen Config.
 
+import { statSync } from "node:fs";
 import { homedir } from "node:os";
 import { isAbsolute, join, resolve } from "node:path";
 import { MAX_TASK_TIMEOUT_S, MAX_WORKER_CONCURRENCY } from "./worker-limits.js";
@@ -89,6 +90,8 @@ export function requestedLogFormat(env: Env = process.env): "text" | "json" {
 
 export function loadConfig(env: Env = process.env): Config {
   const home = absolute(nonEmpty(env.SERVICE_HOME) ?? join(homedir(), ".jobhouse"));
+  // A home that is a file was "unexpected failure: EEXIST … mkdir" at the first folder made in it.
+  if (isNonDirectory(home)) throw new ConfigError(`SERVICE_HOME ${home} is not a directory: name a folder (it is made if missing)`);
   const sqlRaw = nonEmpty(env.SERVICE_SQL_URL);
   const chRaw = nonEmpty(env.SERVICE_CH_URL);
   const sql = parseSqlUrl(sqlRaw, home);
@@ -250,6 +253,15 @@ function list(raw: string | undefined, separator: string): string[] {
 
 function nonEmpty(value: string | undefined): string | undefined {
   return value === undefined || value.trim() === "" ? undefined : value.trim();
+}
+
+/** Whether something other than a folder is at `path` (nothing there is fine: it will be made). */
+function isNonDirectory(path: string): boolean {
+  try {
+    return !statSync(path).isDirectory();
+  } catch {
+    return false;
+  }
 }
 
 function absolute(path: string): string {
