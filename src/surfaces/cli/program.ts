@@ -110,7 +110,7 @@ export function addOperationCommands(program: Command, operations: readonly AnyO
     for (const [flag, { description }] of Object.entries(op.cli.flags ?? {})) command.option(`--${flag}`, description);
     command.option("--json", "print the JSON body exactly as the REST API returns it (--output json)");
     // -o as kubectl and docker spell it.
-    command.addOption(givenOnce(new Option("-o, --output <format>", "table (the default), wide, json (the REST body) or yaml").choices(OUTPUT_FORMATS)));
+    command.addOption(givenOnce(new Option("-o, --output <format>", "table (the default), wide (every column), json (the REST body) or yaml").choices(OUTPUT_FORMATS)));
     command.option("--absolute", "times as written (ISO 8601, UTC) instead of relative (3m ago)");
     command.option("--no-headers", "tables without their header line and footer (for scripts)");
     if (op.cli.detailColumns) command.option("--wide", "every column of the tables below the fields, not the compact set");

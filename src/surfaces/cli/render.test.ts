@@ -43,6 +43,22 @@ describe("tables inside a detail", () => {
     expect(renderHuman(job, { detailColumns: { tasks: ["id", "name", "status"] } })).toBe("id: 7\n\ntasks:\n  ID  NAME  STATUS\n  8   load  COMPLETED");
     expect(renderHuman(job, { detailColumns: { tasks: ["id", "name", "status"] } }, { wide: true })).toContain("ENTRYPOINT");
   });
+
+  // Found by trying the product: --no-headers kept a detail table's footer, which --help says it drops.
+  it("say there is a next page under the table, unless --no-headers", () => {
+    const paged = { ...job, total_tasks: 2, tasks_next_cursor: "abc" };
+    expect(renderHuman(paged, {})).toContain("1 of 2 tasks (next page: --tasks-cursor abc)");
+    expect(renderHuman(paged, {}, { headers: false })).not.toContain("next page");
+  });
+});
+
+describe("lists", () => {
+  // Found by trying the product: `--output wide` showed a list's compact columns all the same.
+  it("show every column with --wide", () => {
+    const page = { items: [{ id: "1", name: "sales", status: "COMPLETED", run_type: "MANUAL" }], total: 1, next_cursor: null };
+    expect(renderHuman(page, { columns: ["id", "name", "status"] })).not.toContain("RUN_TYPE");
+    expect(renderHuman(page, { columns: ["id", "name", "status"] }, { wide: true })).toContain("RUN_TYPE");
+  });
 });
 
 describe("colour", () => {

@@ -13,7 +13,7 @@ export interface RenderOptions {
   headers?: boolean;
   /** The clock relative times count from. */
   now?: number;
-  /** Every column of tables inside a detail, not the compact set (`--wide`). */
+  /** Every column of a list and of the tables inside a detail, not the compact set (`--wide`). */
   wide?: boolean;
   /** Statuses in colour (a terminal, and NO_COLOR unset). */
   color?: boolean;
@@ -91,7 +91,7 @@ export function renderDetail(value: Record<string, unknown>, options: RenderOpti
     lines.push("", `${label}:`, renderTable(rows, columns, options).replace(/^/gm, "  "));
     // A table that is one page of more (a job's tasks): said under it, as a list's footer says it.
     const next = value[`${label}_next_cursor`];
-    if (typeof next === "string") lines.push(`  ${rows.length} of ${String(value[`total_${label}`] ?? "more")} ${label} (next page: --${label}-cursor ${next})`);
+    if (typeof next === "string" && options.headers !== false) lines.push(`  ${rows.length} of ${String(value[`total_${label}`] ?? "more")} ${label} (next page: --${label}-cursor ${next})`);
   }
   return lines.join("\n");
 }
@@ -110,7 +110,8 @@ export function renderHuman(output: unknown, hints: RenderHints, options: Render
   if (hints.confirm) return hints.confirm(output as never);
   if (output === undefined || output === null) return "Done";
   if (isPage(output)) {
-    const table = renderTable(output.items, hints.columns, options);
+    // `--output wide`: every column, as in a detail's tables (a list showed its compact set still).
+    const table = renderTable(output.items, options.wide ? undefined : hints.columns, options);
     // Without headers the output is rows only: a script reads every line as one.
     if (options.headers === false) return output.items.length === 0 ? "" : table;
     const footer = `${output.items.length} of ${output.total}` + (output.next_cursor ? ` (next page: --cursor ${output.next_cursor})` : "");
