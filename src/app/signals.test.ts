@@ -34,8 +34,15 @@ describe("a second stop signal", () => {
     const child = spawn(process.execPath, [join(ROOT, "bin/run-ts.mjs"), "test/fixtures/stop-signals.ts", mode], { cwd: ROOT, stdio: ["ignore", "ignore", "pipe"] });
     let err = "";
     child.stderr!.on("data", (chunk) => (err += chunk));
-    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on("exit", (code, signal) => resolve({ code, signal })));
-    const said = (text: string) => vi.waitFor(() => expect(err).toContain(text), { timeout: 30_000, interval: 20 });
+    let ended = "running";
+    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+      child.on("exit", (code, signal) => {
+        ended = `exited with ${code ?? signal}`;
+        resolve({ code, signal });
+      }),
+    );
+    // The child's state in the message: a failure says whether it had ended.
+    const said = (text: string) => vi.waitFor(() => expect(err, `the child ${ended}`).toContain(text), { timeout: 30_000, interval: 20 });
     return { child, exited, said, err: () => err };
   };
 
