@@ -1,6 +1,7 @@
 // Finding the resources an operation names, or answering NotFound (code `not_found`).
 
 import { notFound } from "../core/errors.js";
+import { MAX_ID } from "../core/ids.js";
 import type { Store } from "../store/db.js";
 import { findJobById, findJobWithCounts, findLatestJobByName } from "../store/jobs.js";
 import { findRegisteredJob } from "../store/registered-jobs.js";
@@ -15,20 +16,23 @@ export const ID_PATTERN = /^\d{1,19}$/;
 
 /** CONTRACT §4: an all-digit ref is an id, any other string the most recent job of that name. */
 export async function requireJob(db: Store, ref: string): Promise<JobRow> {
-  return requireJobBy(ref, (id) => findJobById(db, id), (name) => findLatestJobByName(db, name));
+  return requireByRef(ref, (id) => findJobById(db, id), (name) => findLatestJobByName(db, name), "job", "no job is named");
 }
 
 /** The job a ref names with its task counts, read together (one statement, one snapshot). */
 export async function requireJobWithCounts(db: Store, ref: string): Promise<JobRow & { counts: { total: number; completed: number } }> {
-  return requireJobBy(ref, (id) => findJobWithCounts(db, { id }), (name) => findJobWithCounts(db, { name }));
+  return requireByRef(ref, (id) => findJobWithCounts(db, { id }), (name) => findJobWithCounts(db, { name }), "job", "no job is named");
 }
 
-async function requireJobBy<J>(ref: string, byId: (id: bigint) => Promise<J | undefined>, byName: (name: string) => Promise<J | undefined>): Promise<J> {
-  // Every all-digit ref is an id, however long; one past int64 names no job.
+/**
+ * What a ref names (CONTRACT §4): every all-digit ref is an id, however long (one past a BIGINT
+ * names nothing, and is not looked up), any other string a name; NotFound saying which it was.
+ */
+async function requireByRef<R>(ref: string, byId: (id: bigint) => Promise<R | undefined>, byName: (name: string) => Promise<R | undefined>, what: string, noneNamed: string): Promise<R> {
   const isId = /^\d+$/.test(ref);
-  const job = !isId ? await byName(ref) : ID_PATTERN.test(ref) && BigInt(ref) < 2n ** 63n ? await byId(BigInt(ref)) : undefined;
-  if (!job) throw notFound(isId ? `job ${ref} does not exist` : `no job is named "${ref}"`);
-  return job;
+  const found = isId ? (ID_PATTERN.test(ref) && BigInt(ref) <= MAX_ID ? await byId(BigInt(ref)) : undefined) : await byName(ref);
+  if (!found) throw notFound(isId ? `${what} ${ref} does not exist` : `${noneNamed} "${ref}"`);
+  return found;
 }
 
 const taskNotFound = (id: bigint) => notFound(`task ${id} does not exist`);
@@ -56,17 +60,11 @@ export async function requireRegisteredJob(db: Store, name: string): Promise<Reg
 
 /** CONTRACT §8: `{ref}` of /users/{ref} is a user id (all digits) or a username. */
 export async function requireUser(db: Store, ref: string): Promise<UserRow> {
-  // As a job ref: every all-digit ref is an id, however long (one of 20 digits was "no user is named").
-  const isId = /^\d+$/.test(ref);
-  const user = isId ? (ID_PATTERN.test(ref) && BigInt(ref) < 2n ** 63n ? await findUserById(db, BigInt(ref)) : undefined) : await findUserByName(db, ref);
-  if (!user) throw notFound(isId ? `user ${ref} does not exist` : `no user is named "${ref}"`);
-  return user;
+  // As a job ref (one of 20 digits was "no user is named").
+  return requireByRef(ref, (id) => findUserById(db, id), (name) => findUserByName(db, name), "user", "no user is named");
 }
 
 /** An object ref (ObjectRef): an all-digit ref is an id, any other an object's name or table name. */
 export async function requireObject(db: Store, ref: string): Promise<DataObjectRow> {
-  const isId = /^\d+$/.test(ref);
-  const row = isId ? (ID_PATTERN.test(ref) ? await findObjectById(db, BigInt(ref)) : undefined) : await findObject(db, ref);
-  if (!row) throw notFound(isId ? `data object ${ref} does not exist` : `no data object is named "${ref}"`);
-  return row;
+  return requireByRef(ref, (id) => findObjectById(db, id), (name) => findObject(db, name), "data object", "no data object is named");
 }

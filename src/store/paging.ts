@@ -14,7 +14,6 @@ export function decodeCursor(cursor: string, accept: (key: string) => boolean): 
   return key;
 }
 
-
 export const decodeIdCursor = (cursor: string): bigint => BigInt(decodeCursor(cursor, (k) => /^\d{1,19}$/.test(k) && BigInt(k) <= MAX_ID));
 
 /** Fetch limit+1 rows; the extra row says whether another page exists. */
