@@ -101,13 +101,14 @@ export async function buildHttpApp(
     if (lossy !== null && !mcp) return done(invalid(lossyNumberMessage(lossy)), undefined);
     parseJson(request, text, (error, parsed) => {
       // fastify words every refusal "Body is not valid JSON", also valid JSON it refuses for a key
-      // that could reach an object's prototype: that one is named.
-      const prototypeKey = error !== null && (error as { code?: string }).code === "FST_ERR_CTP_INVALID_JSON_BODY" && isJson(text);
-      if (prototypeKey && !mcp) return done(invalid(`request body: ${PROTOTYPE_KEY_MESSAGE}`), undefined);
+      // that could reach an object's prototype: that one is named. Parsed plainly, such a body is
+      // the value /mcp reads its requests' ids from.
+      const poisoned = error !== null && (error as { code?: string }).code === "FST_ERR_CTP_INVALID_JSON_BODY" ? plainJson(text) : undefined;
+      if (poisoned !== undefined && !mcp) return done(invalid(`request body: ${PROTOTYPE_KEY_MESSAGE}`), undefined);
       // Only a body that is JSON: one that is not is a parse error (-32700) whatever it holds.
-      if (mcp && (prototypeKey || (lossy !== null && error === null))) {
-        request.bodyRefusal = prototypeKey ? `request body: ${PROTOTYPE_KEY_MESSAGE}` : lossyNumberMessage(lossy!);
-        return done(null, prototypeKey ? JSON.parse(text) : parsed);
+      if (mcp && (poisoned !== undefined || (lossy !== null && error === null))) {
+        request.bodyRefusal = poisoned !== undefined ? `request body: ${PROTOTYPE_KEY_MESSAGE}` : lossyNumberMessage(lossy!);
+        return done(null, poisoned !== undefined ? poisoned.value : parsed);
       }
       done(error, parsed);
     });
@@ -182,12 +183,12 @@ export async function buildHttpApp(
   return app;
 }
 
-function isJson(text: string): boolean {
+/** The text's value by JSON.parse, without fastify's prototype check; undefined when it is no JSON. */
+function plainJson(text: string): { value: unknown } | undefined {
   try {
-    JSON.parse(text);
-    return true;
+    return { value: JSON.parse(text) };
   } catch {
-    return false;
+    return undefined;
   }
 }
 
