@@ -178,6 +178,24 @@ forEachBackend("CLI", (backend) => {
     expect((await h.cli("job", "list", "-o", "json", "--output", "yaml")).code).toBe(2);
   });
 
+  // Found by trying the product: --json printed a refusal as text on stderr only, so a script
+  // reading standard output got nothing where REST's body is the Problem (CONTRACT §7).
+  it("--json prints a refusal's Problem, as REST's body is, with the line on stderr and the exit code", async () => {
+    const missing = await h.cli("job", "get", "999999", "--json");
+    expect(missing.code).toBe(1);
+    expect(JSON.parse(missing.out)).toEqual({ title: "Not Found", status: 404, detail: "job 999999 does not exist", code: "not_found" });
+    expect(missing.err).toMatch(/error: job 999999 does not exist \(not_found\)/);
+    const rest = await h.http("GET", "/api/v0/jobs/999999");
+    expect(JSON.parse(missing.out)).toEqual(rest.body);
+    const refused = await h.cli("job", "list", "--limit", "0", "-o", "yaml");
+    expect(refused.code).toBe(4);
+    expect(refused.out).toMatch(/^title: .*\nstatus: 422\n/);
+    // A usage error is the CLI's own, with no REST body.
+    const usage = await h.cli("job", "get", "--json");
+    expect(usage.code).toBe(2);
+    expect(usage.out).toBe("");
+  });
+
   it("--help works everywhere and exits 0", async () => {
     for (const argv of [["--help"], ["job", "--help"], ["job", "list", "--help"], ["data", "purge", "--help"], ["local", "start", "--help"]]) {
       const result = await h.cli(...argv);
@@ -283,6 +301,13 @@ forEachBackend("CLI run-job --wait", (backend) => {
     const never = await h.cli("task", "logs", retried.id, "--follow", "--attempt", "9");
     expect(never.code).toBe(1);
     expect(never.err).toContain("has no attempt 9");
+    // Found by trying the product: --json printed the raw log text. It is one object per line.
+    const json = await h.cli("task", "logs", retried.id, "--follow", "--json");
+    expect(json.code, json.err).toBe(0);
+    const pieces = json.out.trim().split("\n").map((line) => JSON.parse(line) as { task_id: string; kind: string; attempt: number; text?: string });
+    expect(pieces.length).toBeGreaterThan(0);
+    expect(pieces.every((p) => p.task_id === retried.id && p.kind === "text" && p.attempt === 3)).toBe(true);
+    expect(pieces.map((p) => p.text).join("")).toContain("attempt 3 of");
   });
 
   it("says invalid JSON for --kwargs that is not JSON", async () => {

@@ -119,6 +119,19 @@ interface TaskLogsView {
   content: string;
 }
 
+/** What following a log prints: its text, a later attempt's start, or bytes left unread. */
+export type LogPiece =
+  | { kind: "text"; attempt: number; text: string }
+  | { kind: "attempt"; attempt: number }
+  | { kind: "skipped"; attempt: number; bytes: number };
+
+/** A piece as `task logs --follow` prints it for a person; each ends with a newline. */
+export function logPieceText(piece: LogPiece): string {
+  if (piece.kind === "text") return piece.text;
+  if (piece.kind === "attempt") return `--- attempt ${piece.attempt} ---\n`;
+  return `[... ${piece.bytes} bytes not shown: see the log file ...]\n`;
+}
+
 /**
  * `task logs <id> --follow`: prints the log so far, then what each attempt appends, until the task
  * ends. The file is read through get_task_logs (its last 1 MiB): only the bytes past what was
@@ -128,7 +141,7 @@ export async function followTaskLog(
   taskId: string,
   call: Caller,
   operations: ReadonlyMap<string, AnyOperation>,
-  write: (text: string) => void,
+  write: (piece: LogPiece) => void,
   watch?: WatchEvents,
   notice: (line: string) => void = () => undefined,
   /** The reader went away (a closed pipe): following ends, as `tail -f | head` ends. */
@@ -160,7 +173,7 @@ export async function followTaskLog(
         notice(`task ${taskId} has not started (PENDING): its log begins when a worker starts it`);
       }
       if (logs.attempt !== attempt) {
-        if (attempt !== null) write(`--- attempt ${logs.attempt} ---\n`);
+        if (attempt !== null && logs.attempt !== null) write({ kind: "attempt", attempt: logs.attempt });
         attempt = logs.attempt;
         printed = 0;
       }
@@ -173,12 +186,12 @@ export async function followTaskLog(
       if (logs.available && logs.size_bytes !== null && logs.size_bytes > printed) {
         const bytes = Buffer.from(logs.content);
         const heldFrom = logs.size_bytes - bytes.length;
-        if (printed < heldFrom) write(`[... ${heldFrom - printed} bytes not shown: see the log file ...]\n`);
+        if (printed < heldFrom) write({ kind: "skipped", attempt: logs.attempt!, bytes: heldFrom - printed });
         const from = Math.max(printed, heldFrom);
         let fresh = bytes.subarray(from - heldFrom);
         // While the task runs a line may be half written: whole lines only, the rest next time.
         if (!ended) fresh = fresh.subarray(0, fresh.lastIndexOf(0x0a) + 1);
-        if (fresh.length > 0) write(fresh.toString("utf8"));
+        if (fresh.length > 0) write({ kind: "text", attempt: logs.attempt!, text: fresh.toString("utf8") });
         printed = from + fresh.length;
       }
       if (ended || readerGone()) return;

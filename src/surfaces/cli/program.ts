@@ -4,10 +4,10 @@
 import { Command, InvalidArgumentError, Option } from "commander";
 import { stringify as stringifyYaml } from "yaml";
 import { visibleControls } from "../../core/control-chars.js";
-import { EXIT_CODES } from "../../core/errors.js";
+import { EXIT_CODES, isServiceError, storeOutage, toProblem } from "../../core/errors.js";
 import type { AnyOperation } from "../../operations/index.js";
 import { coerceTextInput, inputSchemaOf } from "../../operations/schemas.js";
-import { type WatchEvents, followJob, followTaskLog, resolveJobResult } from "./follow.js";
+import { type LogPiece, type WatchEvents, followJob, followTaskLog, logPieceText, resolveJobResult } from "./follow.js";
 import { renderObjectWithLineage } from "./lineage-tree.js";
 import { renderHuman } from "./render.js";
 import type { ObjectDetail } from "../../models/objects.js";
@@ -115,10 +115,23 @@ export function addOperationCommands(program: Command, operations: readonly AnyO
     command.option("--no-headers", "tables without their header line and footer (for scripts)");
     if (op.cli.detailColumns) command.option("--wide", "every column of the tables below the fields, not the compact set");
     if (op.cli.follow) command.option("--wait", "follow the job until it ends, then print its result or error");
-    if (op.cli.followLog) command.option("--follow", "print the log as it grows, until the task ends");
+    if (op.cli.followLog) command.option("--follow", "print the log as it grows, until the task ends (with --json: one JSON object per line, {task_id, kind, attempt, text | bytes})");
 
     command.action(async (...received: unknown[]) => {
       const options = received[args.length] as Record<string, unknown>;
+      const format = options.json ? "json" : ((options.output as string | undefined) ?? (options.wide ? "wide" : "table"));
+      try {
+        await runCommand(received, options, format);
+      } catch (error) {
+        // `--json` prints the REST body (CONTRACT §7), and a refusal's REST body is its Problem:
+        // a script reading standard output got nothing. The line on stderr and the exit code stay.
+        const refusal = storeOutage(error) ?? error;
+        if ((format === "json" || format === "yaml") && isServiceError(refusal)) io.out(format === "json" ? JSON.stringify(toProblem(refusal), null, 2) : toYaml(toProblem(refusal)));
+        throw error;
+      }
+    });
+
+    async function runCommand(received: unknown[], options: Record<string, unknown>, format: string): Promise<void> {
       const input: Record<string, unknown> = {};
       args.forEach((arg, i) => {
         if (received[i] !== undefined) input[arg] = received[i];
@@ -131,12 +144,13 @@ export function addOperationCommands(program: Command, operations: readonly AnyO
       const fromStdin = op.cli!.stdin;
       if (fromStdin && input[fromStdin] === undefined && io.readLine) input[fromStdin] = await io.readLine();
       if (op.cli!.followLog && options.follow) {
-        // Each piece ends with a newline, which the output stream adds again.
         const { attempt } = coerceTextInput(op, input) as { attempt?: number };
-        return followTaskLog(String(input.id), call, byName(), (text) => io.out(text.replace(/\n$/, "")), await io.watchEvents?.(), (line) => io.err(line), () => io.outClosed?.() ?? false, attempt);
+        // Text for a person (each piece ends with a newline, which the output stream adds again);
+        // with --json one JSON object per line, as a script reads a stream: it printed raw text.
+        const write = format === "json" ? (piece: LogPiece) => io.out(JSON.stringify({ task_id: String(input.id), ...piece })) : (piece: LogPiece) => io.out(logPieceText(piece).replace(/\n$/, ""));
+        return followTaskLog(String(input.id), call, byName(), write, await io.watchEvents?.(), (line) => io.err(line), () => io.outClosed?.() ?? false, attempt);
       }
       const output = await call(op, coerceTextInput(op, input));
-      const format = options.json ? "json" : ((options.output as string | undefined) ?? (options.wide ? "wide" : "table"));
       if (op.cli!.follow && options.wait) return waitAndReport((output as { id: string }).id, format);
       // A 204's body is empty: --json prints nothing (it printed `null`), as the REST body is.
       if ((format === "json" || format === "yaml") && output === undefined) return;
@@ -145,7 +159,7 @@ export function addOperationCommands(program: Command, operations: readonly AnyO
       const renderOptions = { absolute: Boolean(options.absolute), headers: options.headers !== false, wide: format === "wide", color: io.color };
       if (op.cli!.view === "lineage") return io.out(renderObjectWithLineage(output as ObjectDetail, renderOptions));
       io.out(renderHuman(output, op.cli!, renderOptions));
-    });
+    }
   }
 
   function byName(): ReadonlyMap<string, AnyOperation> {
