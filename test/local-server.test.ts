@@ -176,7 +176,12 @@ describe("local start", () => {
   it("setup with the server running has nothing to do", () => {
     const setup = cli("setup");
     expect(setup.status, setup.stderr).toBe(0);
-    expect(setup.stdout).toMatch(/local server is running at .* it set up/);
+    expect(setup.stderr).toMatch(/local server is running at .* it set up/);
+    expect(setup.stdout.trim()).toBe("Ready (0 migration(s) applied)");
+    // Found by trying the product: --json printed the sentence, not setup's body.
+    const json = cli("setup", "--json");
+    expect(json.status, json.stderr).toBe(0);
+    expect(JSON.parse(json.stdout)).toMatchObject({ home: expect.any(String), sql: expect.stringMatching(/^sqlite:/), column_store: expect.stringMatching(/^chdb:/), migrations_applied: [] });
   });
 
   it("refuses a second server on the same home", () => {

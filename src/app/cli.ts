@@ -19,7 +19,7 @@ import { LOCAL_SECRET_HEADER } from "../surfaces/rest/auth.js";
 import { DEFAULT_PORT, runLocalServer, runWithReload } from "./local-start.js";
 import { refuseOutdatedSchema, runBackgroundProcess, runWorkerProcess } from "./processes.js";
 import { DEFAULT_HOST, runServer } from "./server-start.js";
-import { readLiveServer } from "./server-file.js";
+import { type ServerRecord, readLiveServer } from "./server-file.js";
 import { openStore } from "../store/db.js";
 import { migrateToLatest, pendingMigrations } from "../store/migrate.js";
 import { VERSION } from "./version.js";
@@ -147,8 +147,13 @@ export async function runCli(argv: string[], options: CliOptions = {}): Promise<
         return callOverHttp(server.url, op, input, credentialOf(server));
       }
       // Only setup reaches here (every other such operation has an HTTP address), and the running
-      // server already set this home up when it started.
-      if (server) throw new NothingToDo(`A local server is running at ${server.url}; it set up ${cfg.home} when it started.`);
+      // server already set this home up when it started: its result says so (with --json too; it
+      // printed a sentence there).
+      if (server) {
+        await refuseOlderLocalServer(cfg, server);
+        streams.err(`A local server is running at ${server.url}; it set up ${cfg.home} when it started.`);
+        return { home: cfg.home, sql: `sqlite:${cfg.sql.location}`, column_store: `${cfg.ch.engine}:${cfg.ch.database}`, migrations_applied: [] };
+      }
     }
     const svc = await getService(op.name === "setup");
     // A newer build than the schema: one line saying to migrate, not "relation … does not exist"
@@ -226,14 +231,23 @@ function allCommands(command: Command): Command[] {
   return command.commands.flatMap((c) => [c, ...allCommands(c)]);
 }
 
-/** A command with nothing left to do: a success, reported as a message. */
-class NothingToDo extends Error {}
+/**
+ * A running local server migrated its home when it started, and holds chDB's lock: nothing is left
+ * for `migrate` or `setup` to do, unless that server is of an older build than this program.
+ */
+async function refuseOlderLocalServer(config: Config, server: ServerRecord): Promise<void> {
+  const db = openStore(config.sql);
+  try {
+    const pending = await pendingMigrations(db);
+    if (pending.length > 0) {
+      throw conflict(`a local server is running at ${server.url} (pid ${server.pid}) with an older build: stop it, then run \`jobhouse migrate\` or \`jobhouse local start\`, which migrates (missing ${pending.join(", ")})`, "server_running");
+    }
+  } finally {
+    await db.destroy();
+  }
+}
 
 function reportError(error: unknown, streams: CliStreams): number {
-  if (error instanceof NothingToDo) {
-    streams.out(error.message);
-    return 0;
-  }
   if (error instanceof JobNotCompleted) return EXIT_JOB_NOT_COMPLETED;
   if (error instanceof CommanderError) {
     // Help and version "errors" are successes; everything else commander raises is a usage error.
@@ -319,12 +333,9 @@ function addLifecycleCommands(
         // command said "unexpected failure: Failed to create connection" (exit 10).
         const server = config.mode === "local" ? readLiveServer(config.home) : undefined;
         if (server) {
-          const pending = await pendingMigrations(db);
-          if (pending.length === 0) {
-            streams.out(options.json ? JSON.stringify({ migrations_applied: [] }, null, 2) : `A local server is running at ${server.url}; it migrated ${config.home} when it started: the schema is up to date.`);
-            return;
-          }
-          throw conflict(`a local server is running at ${server.url} (pid ${server.pid}) with an older build: stop it, then run \`jobhouse migrate\` or \`jobhouse local start\`, which migrates (missing ${pending.join(", ")})`, "server_running");
+          await refuseOlderLocalServer(config, server);
+          streams.out(options.json ? JSON.stringify({ migrations_applied: [] }, null, 2) : `A local server is running at ${server.url}; it migrated ${config.home} when it started: the schema is up to date.`);
+          return;
         }
         const applied = await migrateToLatest(db).catch((error: unknown) => {
           throw asStoreRefusal(config, "sql", error);
