@@ -144,5 +144,8 @@ forEachBackend("re-runs from failure", (backend) => {
     expect(named.body).toMatchObject({ code: "invalid", detail: expect.stringMatching(/^name, kwargs: a re-run \(rerun_of\)/) });
     const fromAlone = await h.http("POST", "/api/v0/jobs:run", { name: "test/fixtures/jobs.ts:hello", from: "all" });
     expect(fromAlone.body).toMatchObject({ status: 422, code: "invalid", detail: expect.stringMatching(/^from: only with rerun_of/) });
+    // Found by trying the product: "failed" (the default) alone was accepted and ignored.
+    const failedAlone = await h.http("POST", "/api/v0/jobs:run", { name: "test/fixtures/jobs.ts:hello", from: "failed" });
+    expect(failedAlone.body).toMatchObject({ status: 422, code: "invalid", detail: expect.stringMatching(/^from: only with rerun_of/) });
   });
 });

@@ -86,10 +86,11 @@ export const RunJobRequest = z.object({
       "Re-run this finished job: same entrypoint, kwargs and preservation mode; with from \"failed\" the tasks that completed in it are reused (their results, not run again) and only the rest runs",
     examples: ["912370881995911168"],
   }),
+  // No default in the schema: a `from` given without rerun_of is refused, whichever value it has.
   from: z
     .enum(["failed", "all"])
-    .default("failed")
-    .meta({ description: "With rerun_of: \"failed\" reuses the completed tasks, \"all\" runs everything again", examples: ["failed"] }),
+    .optional()
+    .meta({ description: "Only with rerun_of: \"failed\" (the default) reuses the completed tasks, \"all\" runs everything again", examples: ["failed"] }),
   kwargs: JsonObject.default({}).meta({ description: "Arguments of the job function; registered defaults merge under them", examples: [{ min_amount: 300 }] }),
   priority: z
     .number()

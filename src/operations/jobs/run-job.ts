@@ -48,7 +48,7 @@ export const runJob = defineOperation({
     const cutoffMs = clock.now() - config.idempotencyWindowS * 1000;
     const replayed = key === undefined ? undefined : await replay(db, key, fingerprint, cutoffMs);
     if (replayed) return replayed;
-    let plan = request.rerun_of === undefined ? await planNewRun(request, { db, config, jobs }) : await planRerun(request.rerun_of, request.from, { db, config, jobs });
+    let plan = request.rerun_of === undefined ? await planNewRun(request, { db, config, jobs }) : await planRerun(request.rerun_of, request.from ?? "failed", { db, config, jobs });
     // A re-run keeps its run's priority unless the request names another.
     if (request.rerun_of !== undefined && request.priority !== 0) plan = { ...plan, priority: request.priority };
     let job;
@@ -70,9 +70,10 @@ type Planning = Pick<OperationContext, "db" | "config" | "jobs">;
  * job's entrypoint, kwargs and mode (name, kwargs and preservation_mode were dropped in silence), and
  * `from` means something only with rerun_of.
  */
-function refuseIgnoredFields(request: { name?: string; rerun_of?: bigint; from: string; kwargs: Record<string, unknown>; preservation_mode?: string }): void {
+function refuseIgnoredFields(request: { name?: string; rerun_of?: bigint; from?: string; kwargs: Record<string, unknown>; preservation_mode?: string }): void {
   if (request.rerun_of === undefined) {
-    if (request.from !== "failed") throw invalid(`from: only with rerun_of (it says which tasks of the re-run job run again)`);
+    // "failed" too: it was accepted and ignored while "all" was refused.
+    if (request.from !== undefined) throw invalid(`from: only with rerun_of (it says which tasks of the re-run job run again)`);
     return;
   }
   const given = [request.name !== undefined && "name", Object.keys(request.kwargs).length > 0 && "kwargs", request.preservation_mode !== undefined && "preservation_mode"].filter((field): field is string => field !== false);
@@ -122,7 +123,7 @@ function requestFingerprint(request: { name?: string; rerun_of?: bigint; from?: 
     canonical({
       name: request.name ?? null,
       rerun_of: request.rerun_of?.toString() ?? null,
-      from: request.rerun_of === undefined ? null : request.from,
+      from: request.rerun_of === undefined ? null : (request.from ?? "failed"),
       kwargs: request.kwargs,
       preservation_mode: request.preservation_mode ?? null,
       ...(request.priority ? { priority: request.priority } : {}),
