@@ -310,7 +310,8 @@ describe.runIf(distributed)("server start in distributed mode", () => {
   it("refuses a --port that is not digits in one line", () => {
     for (const port of ["", " 80", "0x50", "1e3", "-1", "65536"]) {
       const refused = spawnSync(process.execPath, [BIN, "server", "start", "--port", port], { env, encoding: "utf8", timeout: 15_000 });
-      expect(refused.status, JSON.stringify(port)).toBe(4);
+      // A usage error (2), as a bad SERVICE_* value is; it was 4, an operation's invalid input.
+      expect(refused.status, JSON.stringify(port)).toBe(2);
       expect(refused.stderr.trim().split("\n")).toHaveLength(1);
       expect(refused.stderr).toMatch(/--port must be an integer in 0\.\.65535/);
     }

@@ -253,7 +253,7 @@ function reportError(error: unknown, streams: CliStreams): number {
     // Help and version "errors" are successes; everything else commander raises is a usage error.
     return error.exitCode === 0 ? 0 : EXIT_USAGE;
   }
-  if (error instanceof ConfigError) {
+  if (error instanceof ConfigError || error instanceof UsageError) {
     streams.err(`error: ${visibleControls(error.message)}`);
     return EXIT_USAGE;
   }
@@ -267,18 +267,24 @@ function reportError(error: unknown, streams: CliStreams): number {
   return ERROR_KINDS.internal.exitCode;
 }
 
+/**
+ * A bad value of a process command's own option: a usage error (exit 2), as the same value in its
+ * environment variable is. It exited 4, the code of an operation's invalid input.
+ */
+class UsageError extends Error {}
+
 function parsePort(value: string): number {
   // Digits only: Number("") is 0 (any free port), and " 80" or "0x50" are not what anyone means.
   const port = digitsValue(value);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw invalid(`--port must be an integer in 0..65535, got "${value}"`);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError(`--port must be an integer in 0..65535, got "${value}"`);
   return port;
 }
 
 function parsePositive(flag: string, value: string, max = Number.MAX_SAFE_INTEGER): number {
   // Digits only, as for --port: "1e3" (a thousand task threads) and "0x10" are not what anyone means.
   const n = digitsValue(value);
-  if (!Number.isSafeInteger(n) || n < 1) throw invalid(`${flag} must be a positive integer, got "${value}"`);
-  if (n > max) throw invalid(`${flag} must be at most ${max}, got "${value}"`);
+  if (!Number.isSafeInteger(n) || n < 1) throw new UsageError(`${flag} must be a positive integer, got "${value}"`);
+  if (n > max) throw new UsageError(`${flag} must be at most ${max}, got "${value}"`);
   return n;
 }
 
