@@ -310,6 +310,39 @@ forEachBackend("CLI run-job --wait", (backend) => {
     expect(pieces.map((p) => p.text).join("")).toContain("attempt 3 of");
   });
 
+  // Found by trying the product: `task logs` printed the log as a `content:` field of a detail,
+  // and a log past 1 MiB began mid-way with nothing saying bytes were left out.
+  it("task logs prints the log as text, marking where a truncated log's shown part starts", async () => {
+    const runner = backend.name === "local" ? await withEngine(h) : undefined;
+    let short, long;
+    try {
+      short = (await runAndWait(h, "test/fixtures/jobs.ts:talkerJob", { lines: 2, everyMs: 0 })).tasks.find((t) => t.name === "talker")!;
+      long = (await runAndWait(h, "test/fixtures/jobs.ts:talkerJob", { lines: 12, everyMs: 0, width: 100_000 })).tasks.find((t) => t.name === "talker")!;
+    } finally {
+      await runner?.stop();
+    }
+    const plain = await h.cli("task", "logs", short.id);
+    expect(plain.code, plain.err).toBe(0);
+    expect(plain.out).toMatch(/^\S+ INFO attempt 1 of \d+ of test\/fixtures\/jobs\.ts:talker started on worker \d+\n\S+ INFO line 1 \n\S+ INFO line 2 \n\S+ INFO completed in \d+ ms\n$/);
+    expect(plain.err).toBe("");
+    const cut = await h.cli("task", "logs", long.id);
+    expect(cut.code, cut.err).toBe(0);
+    const view = (await h.call("get_task_logs", { id: long.id })) as { size_bytes: number; content: string; truncated: boolean };
+    expect(view.truncated).toBe(true);
+    const skipped = view.size_bytes - Buffer.byteLength(view.content);
+    expect(cut.out.startsWith(`[... ${skipped} bytes not shown: see the log file ...]\n`)).toBe(true);
+    expect(cut.out).toMatch(/INFO completed in \d+ ms\n$/);
+    // A task no worker started (local: none runs now): nothing on stdout, and why on stderr.
+    if (backend.name === "local") {
+      const pending = (await h.call("run_job", { name: "test/fixtures/jobs.ts:hello" })) as { id: string };
+      const waiting = (await h.call("get_job", { ref: pending.id })) as { tasks: Array<{ id: string; status: string }> };
+      const none = await h.cli("task", "logs", waiting.tasks[0]!.id);
+      expect(none.code).toBe(0);
+      expect(none.out).toBe("");
+      expect(none.err).toMatch(/has not started: its log begins when a worker starts it/);
+    }
+  });
+
   it("says invalid JSON for --kwargs that is not JSON", async () => {
     const run = await h.cli("run-job", "test/fixtures/jobs.ts:pipeline", "--kwargs", "{n:2");
     expect(run.code).toBe(4);

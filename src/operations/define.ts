@@ -43,8 +43,11 @@ export interface CliBinding {
   followLog?: boolean;
   /** An input field (a password) read as one line of standard input when its option is not given. */
   stdin?: string;
-  /** A human view the CLI draws instead of the generic detail ("lineage": an object with its upstream tree). */
-  view?: "lineage";
+  /**
+   * A human view the CLI draws instead of the generic detail ("lineage": an object with its
+   * upstream tree; "log": a task's log as text).
+   */
+  view?: "lineage" | "log";
   /** Bare flags that set an input field to a value (`--all` for `from: "all"`). */
   flags?: Record<string, { field: string; value: unknown; description: string }>;
 }

@@ -21,7 +21,7 @@ export const getTaskLogs = defineOperation({
   input: TaskLogsInput,
   output: TaskLogsView,
   http: { method: "GET", path: "/tasks/:id/logs" },
-  cli: { command: "task logs <id>", examples: ["jobhouse task logs 912370881995911168 --follow", "jobhouse task logs 912370881995911168 --attempt 1"], followLog: true },
+  cli: { command: "task logs <id>", examples: ["jobhouse task logs 912370881995911168 --follow", "jobhouse task logs 912370881995911168 --attempt 1"], followLog: true, view: "log" },
   async handler({ id, attempt }, { db, config }) {
     const task = await requireTask(db, id);
     // The task's attempt number is its latest, started or waiting to retry: a later one never was.

@@ -4,9 +4,10 @@
 
 import type { StreamEvent } from "../../models/events.js";
 import { type JobDetail, TERMINAL_JOB_STATUSES } from "../../models/jobs.js";
-import { TERMINAL_TASK_STATUSES } from "../../models/tasks.js";
+import { TERMINAL_TASK_STATUSES, type TaskLogsView as TaskLogs } from "../../models/tasks.js";
 import type { AnyOperation } from "../../operations/index.js";
 import type { Caller } from "./program.js";
+import { type LogPiece, logNotice } from "./task-log-text.js";
 
 export interface EventFilter {
   jobId?: string;
@@ -109,28 +110,8 @@ export async function followJob(
   }
 }
 
-interface TaskLogsView {
-  attempt: number | null;
-  available: boolean;
-  path: string | null;
-  /** Absent from a server older than this CLI. */
-  host?: string | null;
-  size_bytes: number | null;
-  content: string;
-}
-
-/** What following a log prints: its text, a later attempt's start, or bytes left unread. */
-export type LogPiece =
-  | { kind: "text"; attempt: number; text: string }
-  | { kind: "attempt"; attempt: number }
-  | { kind: "skipped"; attempt: number; bytes: number };
-
-/** A piece as `task logs --follow` prints it for a person; each ends with a newline. */
-export function logPieceText(piece: LogPiece): string {
-  if (piece.kind === "text") return piece.text;
-  if (piece.kind === "attempt") return `--- attempt ${piece.attempt} ---\n`;
-  return `[... ${piece.bytes} bytes not shown: see the log file ...]\n`;
-}
+/** `host` is absent from a server older than this CLI. */
+type TaskLogsView = Omit<TaskLogs, "host"> & { host?: string | null };
 
 /**
  * `task logs <id> --follow`: prints the log so far, then what each attempt appends, until the task
@@ -170,7 +151,7 @@ export async function followTaskLog(
       // Following a task no worker has started printed nothing at all, for as long as it waited.
       if (status === "PENDING" && logs.attempt === null && !waitingSaid) {
         waitingSaid = true;
-        notice(`task ${taskId} has not started (PENDING): its log begins when a worker starts it`);
+        notice(logNotice(logs, status)!);
       }
       if (logs.attempt !== attempt) {
         if (attempt !== null && logs.attempt !== null) write({ kind: "attempt", attempt: logs.attempt });
@@ -181,7 +162,7 @@ export async function followTaskLog(
       // it printed nothing and exited 0, as if the task had written nothing.
       if (!logs.available && logs.path !== null && logs.attempt !== null && unreadable !== logs.attempt && status !== "PENDING") {
         unreadable = logs.attempt;
-        notice(`the log of attempt ${logs.attempt} is not readable from here: it is ${logs.path} on ${logs.host ? `${logs.host}, the host of the worker that ran it` : "the host of the worker that ran it"}`);
+        notice(logNotice(logs)!);
       }
       if (logs.available && logs.size_bytes !== null && logs.size_bytes > printed) {
         const bytes = Buffer.from(logs.content);

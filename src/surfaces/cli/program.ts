@@ -7,10 +7,12 @@ import { visibleControls } from "../../core/control-chars.js";
 import { EXIT_CODES, isServiceError, storeOutage, toProblem } from "../../core/errors.js";
 import type { AnyOperation } from "../../operations/index.js";
 import { coerceTextInput, inputSchemaOf } from "../../operations/schemas.js";
-import { type LogPiece, type WatchEvents, followJob, followTaskLog, logPieceText, resolveJobResult } from "./follow.js";
+import { type WatchEvents, followJob, followTaskLog, resolveJobResult } from "./follow.js";
+import { type LogPiece, logNotice, logPieceText, taskLogPieces } from "./task-log-text.js";
 import { renderObjectWithLineage } from "./lineage-tree.js";
 import { renderHuman } from "./render.js";
 import type { ObjectDetail } from "../../models/objects.js";
+import type { TaskLogsView } from "../../models/tasks.js";
 
 /**
  * YAML that YAML 1.1 readers (PyYAML) read as JSON does: strings that 1.1 takes for timestamps,
@@ -158,8 +160,16 @@ export function addOperationCommands(program: Command, operations: readonly AnyO
       if (format === "yaml") return io.out(toYaml(output));
       const renderOptions = { absolute: Boolean(options.absolute), headers: options.headers !== false, wide: format === "wide", color: io.color };
       if (op.cli!.view === "lineage") return io.out(renderObjectWithLineage(output as ObjectDetail, renderOptions));
+      if (op.cli!.view === "log") return printLog(output as TaskLogsView);
       io.out(renderHuman(output, op.cli!, renderOptions));
     }
+  }
+
+  /** A log's text on stdout, as `--follow` prints it; why there is none on stderr. */
+  function printLog(view: TaskLogsView): void {
+    const notice = logNotice(view);
+    if (notice) io.err(notice);
+    for (const piece of taskLogPieces(view)) io.out(logPieceText(piece).replace(/\n$/, ""));
   }
 
   function byName(): ReadonlyMap<string, AnyOperation> {
