@@ -579,6 +579,9 @@ forEachBackend("users: the store and the CLI's user commands", (backend) => {
     const human = await cli(null, "user", "create", "--username", "second", "--password", "second pw!", "--role", "viewer");
     expect(human.code, human.err).toBe(0);
     expect(human.out).toContain("Created viewer second");
+    // Found by trying the product: local mode made the account and said nothing of its not signing in.
+    if (backend.name === "local") expect(human.err).toContain("note: local mode does not check users");
+    else expect(human.err).toBe("");
   });
 
   it("user list, get, set-role, disable and passwd", async () => {

@@ -141,6 +141,9 @@ export async function runCli(argv: string[], options: CliOptions = {}): Promise<
   // change feed, the event stream, hears every change. Reads stay in-process.
   const call: Caller = async (op: AnyOperation, input) => {
     const cfg = getConfig();
+    // The account is made, as SPEC allows, but nothing in local mode signs in with it: said once,
+    // rather than letting someone wait for a login page that never comes.
+    if (op.name === "create_user" && cfg.mode === "local") streams.err("note: local mode does not check users (every request is allowed, CONTRACT §8); accounts sign in on a distributed deployment with SERVICE_AUTH=users");
     if ((op.usesColumnStore || op.mutates) && cfg.mode === "local") {
       const server = readLiveServer(cfg.home);
       if (server && op.http) {
