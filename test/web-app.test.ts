@@ -148,6 +148,26 @@ async function heading(page: Page): Promise<string> {
     ]);
   });
 
+  // Found by trying the product: the chosen attempt was not in the address, so a reload or a shared
+  // link showed the latest attempt's log, not the failure someone was pointing at.
+  it("keeps a task's chosen attempt in the address: a reload shows that attempt's log", async () => {
+    const flaky = await runAndWait(h, entry("flaky"), { failures: 1 });
+    const retried = flaky.tasks.find((t) => t.attempt === 2)!;
+    await page.goto(`${base}/?p=task&id=${retried.id}`);
+    await expect(page.getByRole("log", { name: "Log of attempt 2" }).textContent()).resolves.toContain("attempt 2 of");
+    await page.getByRole("group", { name: "Attempts" }).getByRole("button", { name: "Attempt 1" }).click();
+    await expect(page.getByRole("log", { name: "Log of attempt 1" }).textContent()).resolves.toContain("flaky failure on attempt 1");
+    expect(new URL(page.url()).search).toBe(`?p=task&id=${retried.id}&attempt=1`);
+    await page.reload();
+    await expect(page.getByRole("log", { name: "Log of attempt 1" }).textContent()).resolves.toContain("flaky failure on attempt 1");
+    // The latest drops the parameter (it follows a later attempt), and one that never was is ignored.
+    await page.getByRole("group", { name: "Attempts" }).getByRole("button", { name: "Attempt 2" }).click();
+    await page.getByRole("log", { name: "Log of attempt 2" }).waitFor();
+    expect(new URL(page.url()).search).toBe(`?p=task&id=${retried.id}`);
+    await page.goto(`${base}/?p=task&id=${retried.id}&attempt=9`);
+    await page.getByRole("log", { name: "Log of attempt 2" }).waitFor();
+  });
+
   // Found by trying the product: past the first 1,000 tasks of a job, no task could be reached.
   it("pages through a large job's tasks, the page in the address", async () => {
     const large = await runAndWait(h, entry("fanOut"), { n: 1000 });

@@ -115,7 +115,7 @@ function CurrentView({ route }: { route: Route }) {
     case "job":
       return <JobPage key={id} id={id} tasksCursor={route.params.get("tasks_cursor")} />;
     case "task":
-      return <TaskPage key={id} id={id} />;
+      return <TaskPage key={id} id={id} attempt={route.params.get("attempt")} />;
     case "workers":
       return <WorkersPage />;
     case "registered":

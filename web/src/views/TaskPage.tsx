@@ -1,7 +1,7 @@
 // ?p=task&id=…: one task: its facts, arguments and result, its attempts, and the log of the chosen
 // attempt, which follows (polling each second) while the task runs.
 
-import { useEffect, useRef, useState } from "react";
+import { useEffect, useRef } from "react";
 import type { TaskDetail, TaskLogsView } from "../../../src/models/index.js";
 import { TERMINAL_TASK_STATUSES } from "../../../src/models/status-names.js";
 import { useApiQuery } from "../api/queries.js";
@@ -10,12 +10,15 @@ import { Empty, ErrorState, Loading, ViewError } from "../components/States.js";
 import { Status } from "../components/Status.js";
 import { Elapsed, Time } from "../components/Time.js";
 import { formatBytes, shownJson, visibleBidi } from "../lib/format.js";
-import { hrefFor } from "../lib/route.js";
+import { hrefFor, navigate } from "../lib/route.js";
 import { ResultRef } from "./JobPage.js";
 
-export function TaskPage({ id }: { id: string | null }) {
+/**
+ * `attempt`: the attempt named in the address (`&attempt=2`), so a link to an earlier attempt's log
+ * survives a reload and can be shared; the latest that started when absent or out of range.
+ */
+export function TaskPage({ id, attempt: asked }: { id: string | null; attempt?: string | null }) {
   const task = useApiQuery<TaskDetail>(id ? `/tasks/${encodeURIComponent(id)}` : null);
-  const [attempt, setAttempt] = useState<number | null>(null);
   if (!id) {
     return (
       <section>
@@ -34,7 +37,8 @@ export function TaskPage({ id }: { id: string | null }) {
   // cancelled before it ran, counts an attempt that has no log).
   const started = t.log_path ? Number(/(\d+)\.log$/.exec(t.log_path)?.[1] ?? t.attempt) : 0;
   const attempts = Array.from({ length: started }, (_, i) => i + 1);
-  const shown = attempt ?? (started > 0 ? started : null);
+  const named = asked && /^\d{1,9}$/.test(asked) ? Number(asked) : null;
+  const shown = named !== null && named >= 1 && named <= started ? named : started > 0 ? started : null;
 
   return (
     <section>
@@ -102,7 +106,7 @@ export function TaskPage({ id }: { id: string | null }) {
           {attempts.length > 1 ? (
             <div className="tabs" role="group" aria-label="Attempts">
               {attempts.map((n) => (
-                <button type="button" key={n} aria-pressed={n === shown} onClick={() => setAttempt(n)}>
+                <button type="button" key={n} aria-pressed={n === shown} onClick={() => navigate(hrefFor("task", { id: t.id, attempt: n === started ? null : n }), { replace: true })}>
                   Attempt {n}
                 </button>
               ))}
