@@ -132,6 +132,11 @@ forEachBackend("CLI", (backend) => {
     expect(complete("jobhouse", "ru")).toBe("run-job");
     expect(complete("jobhouse", "job", "").split(" ")).toEqual(expect.arrayContaining(["list", "get", "stats", "cancel"]));
     expect(complete("jobhouse", "job", "get", "123", "--ab")).toBe("--absolute");
+    // An option's fixed values (found by trying the product: none were offered).
+    expect(complete("jobhouse", "job", "list", "--status", "FA")).toBe("FAILED");
+    expect(complete("jobhouse", "job", "list", "-o", "").split(" ")).toEqual(["table", "wide", "json", "yaml"]);
+    expect(complete("jobhouse", "job", "list", "--status", "FAILED", "--li")).toBe("--limit");
+    expect((await h.cli("completion", "fish")).out).toContain("-l status -xa 'PENDING RUNNING");
     for (const shell of ["zsh", "fish"]) expect((await h.cli("completion", shell)).out).toContain("run-job");
     expect((await h.cli("completion", "powershell")).code).toBe(2);
   });

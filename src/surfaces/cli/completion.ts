@@ -11,11 +11,15 @@ interface Node {
   path: string[];
   subcommands: string[];
   options: string[];
+  /** The values an option takes from a fixed set (`--status`, `-o`), by each of its spellings. */
+  values: Array<[flag: string, choices: string[]]>;
 }
 
 function nodesOf(command: Command, path: string[] = []): Node[] {
-  const options = command.options.flatMap((o) => [o.long, o.short].filter((f): f is string => Boolean(f)));
-  const node = { path, subcommands: command.commands.map((c) => c.name()), options: [...options, "--help"] };
+  const spellings = (o: Command["options"][number]) => [o.long, o.short].filter((f): f is string => Boolean(f));
+  const options = command.options.flatMap(spellings);
+  const values = command.options.flatMap((o) => (o.argChoices?.length ? spellings(o).map((flag): [string, string[]] => [flag, o.argChoices!]) : []));
+  const node = { path, subcommands: command.commands.map((c) => c.name()), options: [...options, "--help"], values };
   return [node, ...command.commands.flatMap((c) => nodesOf(c, [...path, c.name()]))];
 }
 
@@ -24,7 +28,9 @@ const quote = (text: string) => `'${text.replace(/'/g, "'\\''")}'`;
 /** Bash (and zsh through bashcompinit): the command words typed so far pick the candidates. */
 function bash(name: string, nodes: Node[]): string {
   const fn = `_${name.replace(/[^A-Za-z0-9_]/g, "_")}_complete`;
-  const cases = nodes.map((n) => `    ${quote(n.path.join(" "))}) words=${quote([...n.subcommands, ...n.options].join(" "))} ;;`).join("\n");
+  // After an option with a fixed set of values, those values; else the command's words and options.
+  const valueCases = nodes.flatMap((n) => n.values.map(([flag, choices]) => `    ${quote(`${n.path.join(" ")}|${flag}`)}) words=${quote(choices.join(" "))} ;;`));
+  const cases = nodes.map((n) => `    ${quote(n.path.join(" "))}) words=${quote([...n.subcommands, ...n.options].join(" "))} ;;`);
   const known = nodes.map((n) => quote(n.path.join(" "))).join(" ");
   return `# ${name} completion for bash: eval "$(${name} completion bash)"
 ${fn}() {
@@ -36,8 +42,12 @@ ${fn}() {
     local next="\${path:+$path }$word"
     for k in "\${known[@]}"; do [[ "$k" == "$next" ]] && path="$next" && break; done
   done
-  case "$path" in
-${cases}
+  case "$path|\${COMP_WORDS[COMP_CWORD - 1]}" in
+${valueCases.join("\n")}
+    *)
+      case "$path" in
+${cases.map((line) => "    " + line).join("\n")}
+      esac ;;
   esac
   COMPREPLY=($(compgen -W "$words" -- "$cur"))
 }
@@ -58,9 +68,11 @@ function fish(name: string, nodes: Node[]): string {
     const last = node.path[node.path.length - 1];
     const condition = node.path.length === 0 ? "__fish_use_subcommand" : `__fish_seen_subcommand_from ${last}`;
     for (const sub of node.subcommands) lines.push(`complete -c ${name} -n ${quote(condition)} -a ${quote(sub)}`);
+    const valuesOf = new Map(node.values);
     for (const option of node.options) {
       if (!option.startsWith("--")) continue;
-      lines.push(`complete -c ${name} -n ${quote(node.path.length === 0 ? "__fish_use_subcommand" : `__fish_seen_subcommand_from ${last}`)} -l ${option.slice(2)}`);
+      const choices = valuesOf.get(option);
+      lines.push(`complete -c ${name} -n ${quote(condition)} -l ${option.slice(2)}` + (choices ? ` -xa ${quote(choices.join(" "))}` : ""));
     }
   }
   return lines.join("\n") + "\n";
