@@ -752,6 +752,36 @@ forEachBackend("data plane", (backend) => {
       expect(ops).toEqual([]);
     });
 
+    // Found by trying the product: a failed attempt's cleanup dropped its replacement, and the
+    // replace had dropped the old version: neither was left ("never neither", README).
+    it("puts back the object a failed attempt replaced, as it was; a successful retry replaces it", async () => {
+      const name = `published_${backend.name}`;
+      const rows = async () => ((await h.call("get_object", { name })) as { row_count: number; id: string } & Record<string, unknown>);
+      const read = async () => {
+        const columns = await h.service.columns();
+        return (await columns.query<{ v: number }>(sql`SELECT v FROM ${ident(columns.database)}.${ident(`p_${name}`)}`)).map((r) => Number(r.v));
+      };
+      expect((await runAndWait(h, `${DATA_JOBS}:publishJob`, { name, v: 1 })).status).toBe("COMPLETED");
+      const first = await rows();
+      // Replaced twice in the attempt, then failed for good: version 1 is back, with its id.
+      const failed = await runAndWait(h, `${DATA_JOBS}:publishJob`, { name, v: 2, times: 2, failUntil: 9, fatal: true });
+      expect(failed.status).toBe("FAILED");
+      expect((await rows()).id).toBe(first.id);
+      expect(await read()).toEqual([1]);
+      // Failed, retried, then done: the retry's version stands.
+      const retried = await runAndWait(h, `${DATA_JOBS}:publishJob`, { name, v: 5, failUntil: 1 });
+      expect(retried.status).toBe("COMPLETED");
+      expect(retried.tasks.find((t) => t.name === "publish_version")!.attempt).toBe(2);
+      expect(await read()).toEqual([5]);
+      // No parked table is left behind, and the registry has one row for the name.
+      const columns = await h.service.columns();
+      const left = await columns.query<{ name: string }>(sql`SELECT name FROM system.tables WHERE database = ${columns.database} AND name LIKE ${`p_${name}%`}`);
+      expect(left.map((t) => t.name)).toEqual([`p_${name}`]);
+      expect(await h.service.db.selectFrom("data_objects").select("id").where("name", "=", name).execute()).toHaveLength(1);
+      // The put-back object reads whole through the API, with its lineage.
+      expect((await h.http("GET", `/api/v0/objects/${name}`)).status).toBe(200);
+    });
+
     it("serializes overlapping replaces of one global name: every writer succeeds, readers always find a whole table", async () => {
       // Four tasks of a map and two overlapping runs, each replacing "race_target" (issue 16, item 1).
       const reads: string[] = [];

@@ -20,7 +20,7 @@ import { dropFailedAttemptObjects, dropFinishedTemps, dropTempsNoLongerRead, dro
 import type { ChangeFeed } from "./changes.js";
 import { dispatchPlaneCall } from "../objects/data-plane.js";
 import { scopePlane } from "../objects/scope-plane.js";
-import type { DataScope } from "../objects/object-registry.js";
+import { type DataScope, settleReplaced } from "../objects/object-registry.js";
 import { collectReferences, substituteReferences } from "./references.js";
 import { assignIdentities, reuseCompletedTasks } from "./task-identity.js";
 import { resolveResults } from "./results.js";
@@ -157,7 +157,25 @@ async function runAttempt(
       taskId: task.id,
       attempt: key.attempt,
       created: objectsMade,
+      replaced: new Map(),
     })));
+  /**
+   * The objects the attempt replaced, settled as it ends: put back when it failed (the
+   * replacements they take the place of are no longer among what it made), dropped when it
+   * succeeded. When that fails, the replacements stay: dropping them would leave neither version.
+   */
+  const settleReplacedObjects = async (succeeded: boolean) => {
+    if (!scope) return;
+    const ds = await scope;
+    const replacements = [...(ds.replaced?.keys() ?? [])];
+    if (replacements.length === 0) return;
+    try {
+      for (const id of await settleReplaced(ds, succeeded)) objectsMade.delete(id);
+    } catch (error) {
+      for (const id of replacements) objectsMade.delete(id);
+      deps.log.warn(`task ${task.id}: the objects it replaced were not ${succeeded ? "dropped" : "put back"}: ${errorMessage(error)}`);
+    }
+  };
 
   let thread = await deps.threads.acquire();
   let threadReusable = false;
@@ -246,6 +264,7 @@ async function runAttempt(
     // Intermediate objects the attempt made and did not hand on are dropped now (NONE jobs). The
     // outcome is recorded: a failure here leaves them for the job's end, and must not be taken
     // for the attempt's (whose handling would drop the objects the result handed on).
+    await settleReplacedObjects(completed);
     if (objectsMade.size > 0) {
       const drop = completed
         ? dropUnusedTemps(deps, task.job_id, objectsMade, resultJson + children.map((c) => c.row.kwargs).join(""))
@@ -296,6 +315,7 @@ async function runAttempt(
     }
     if (outcome.failed && retry.retryAtMs !== null) log.write("INFO", `retrying in ${retry.delayMs} ms as attempt ${key.attempt + 1}`);
     // A failed drop leaves the objects for the job's end; it must not keep the job from ending.
+    await settleReplacedObjects(false);
     if (objectsMade.size > 0) {
       await dropFailedAttemptObjects(deps, task.job_id, objectsMade).catch((error: unknown) =>
         deps.log.warn(`task ${task.id}: the objects of its failed attempt are left for its job's end: ${errorMessage(error)}`),

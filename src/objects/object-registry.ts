@@ -26,6 +26,17 @@ export interface DataScope {
   attempt: number | null;
   /** Objects this attempt made, so the ones it does not hand on can be dropped when it ends. */
   created?: Set<bigint>;
+  /**
+   * The objects this attempt replaced, kept until it ends (by the id of the object that replaced
+   * each): a failed attempt puts them back, a successful one drops them (settleReplaced).
+   */
+  replaced?: Map<bigint, Replaced>;
+}
+
+/** An object an attempt replaced: its registry row, and the table its rows wait in meanwhile. */
+export interface Replaced {
+  row: DataObjectRow;
+  parked: string;
 }
 
 export interface ObjectRecord {
@@ -135,9 +146,52 @@ export async function makeObject(ds: DataScope, r: Registration, replace: boolea
       throw error;
     }
     columnCache.delete(existing.id);
+    // The old rows wait in `staging` until the attempt ends, unless the attempt made them itself:
+    // a failed attempt puts back what it replaced (its cleanup drops what it made, so the object
+    // was gone: neither version was left).
+    const earlier = ds.replaced?.get(existing.id);
+    if (ds.replaced && (earlier || !ds.created?.has(existing.id))) {
+      ds.replaced.delete(existing.id);
+      ds.replaced.set(record.id, earlier ?? { row: existing, parked: staging });
+      if (earlier) await ds.columns.command(sql`DROP TABLE IF EXISTS ${qualified(ds, staging)}`);
+      return record;
+    }
     await ds.columns.command(sql`DROP TABLE IF EXISTS ${qualified(ds, staging)}`);
     return record;
   });
+}
+
+/**
+ * At the end of an attempt, the objects it replaced: dropped when it succeeded; put back when it
+ * failed, as they were (same id, table and rows), unless another run replaced or deleted the name
+ * since. Returns the ids of the replacements it put the old objects back in place of: those are
+ * gone, and no cleanup may drop their table (it holds the old rows again).
+ */
+export async function settleReplaced(ds: DataScope, succeeded: boolean): Promise<Set<bigint>> {
+  const undone = new Set<bigint>();
+  for (const [replacementId, { row, parked }] of ds.replaced ?? []) {
+    if (succeeded) {
+      await ds.columns.command(sql`DROP TABLE IF EXISTS ${qualified(ds, parked)}`);
+      continue;
+    }
+    await withNameLease(ds, row.table_name, async () => {
+      const live = await findObjectByTable(ds.db, row.table_name);
+      if (live?.id === replacementId) {
+        // The live name holds the old rows again, `parked` the failed attempt's.
+        await swapTables(ds, row.table_name, parked);
+        await ds.db.transaction().execute(async (tx) => {
+          await deleteObjectRow(tx, replacementId, ds.clock.now());
+          await tx.deleteFrom("dropped_objects").where("id", "=", row.id).execute();
+          await insertObject(tx, row);
+        });
+        columnCache.delete(replacementId);
+        undone.add(replacementId);
+      }
+      await ds.columns.command(sql`DROP TABLE IF EXISTS ${qualified(ds, parked)}`);
+    });
+  }
+  ds.replaced?.clear();
+  return undone;
 }
 
 /** `build(table)`, dropping what it left behind when it fails. */
