@@ -550,6 +550,14 @@ forEachBackend("data plane", (backend) => {
     await expect(loadObject(path, { types: { n: "String" } }, scopePlane(ds))).rejects.toThrow(/carry their own schema/);
   });
 
+  // Found by trying the product: a global named t_<digits> hid the temp of that table name.
+  it("refuses a name shaped like another object's table name", async () => {
+    for (const name of ["t_913229449340178432", "j_12_dim"]) {
+      await expect(create({ a: [1] }, { name, scope: "global" })).rejects.toThrow(/has the shape of a table name/);
+    }
+    expect(await (await create({ a: [1] }, { name: "t_total", scope: "global" })).count()).toBe(1);
+  });
+
   it("refuses a taken name unless replacing", async () => {
     await create({ a: [1] }, { name: "taken" });
     await expect(create({ a: [2] }, { name: "taken" })).rejects.toThrow(/already exists/);

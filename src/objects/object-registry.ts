@@ -65,6 +65,7 @@ export interface CreateOptions extends Placement {
 }
 
 const OBJECT_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
+const RESERVED_NAME = /^(?:t_\d+|j_\d+_.*)$/;
 
 const toRecord = (row: DataObjectRow): ObjectRecord => ({
   id: row.id,
@@ -88,6 +89,9 @@ export function placeObject(ds: DataScope, placement: Placement): { id: bigint; 
   }
   const name = placement.name;
   if (!name || !OBJECT_NAME.test(name)) throw invalid(`object name "${name ?? ""}" must match ${OBJECT_NAME}`);
+  // A name is found by table name too: `t_<id>` is a temp's, `j_<job>_…` a job object's. A global
+  // of such a name hid the temp a job's result named (GET /objects/t_… answered the global).
+  if (RESERVED_NAME.test(name)) throw invalid(`object name "${name}" has the shape of a table name (t_<id>, j_<job id>_<name>), which names an object exactly: choose another`);
   if (scope === "job") {
     if (ds.jobId === null) throw invalid("job-scope objects are made inside a job");
     return { id, name, table: `j_${ds.jobId}_${name}`, scope };
