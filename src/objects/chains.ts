@@ -5,7 +5,7 @@
 
 import * as derivations from "../data/derive.js";
 import { type Sql, raw, sql } from "../data/sql.js";
-import { invalid } from "../core/errors.js";
+import { invalid, isServiceError } from "../core/errors.js";
 import type { ChainNode, DeriveStep } from "./data-plane.js";
 import { type ColumnList, type DataScope, type ObjectRecord, checkCurrent, describeColumns, qualified, sourceOf } from "./object-registry.js";
 import type { ReadSource } from "./tables.js";
@@ -138,6 +138,9 @@ async function chainTypes(ds: DataScope, input: Compiled, label: string): Promis
  * step is checked alone with DESCRIBE, which plans the query without reading a row).
  */
 export async function explainChainFailure(ds: DataScope, chain: CompiledChain, error: unknown): Promise<Error> {
+  // Explained already (a chain's columns, read first, failed the same way): "step 1 (select): step
+  // 1 (select): …" said it twice.
+  if (isServiceError(error)) return error;
   const message = (error as Error)?.message ?? String(error);
   for (const step of chain.steps) {
     try {
