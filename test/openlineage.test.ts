@@ -95,15 +95,18 @@ forEachBackend("OpenLineage events", (backend) => {
     const h = await startHarness(backend, { SERVICE_OPENLINEAGE_URL: ok.url, SERVICE_OPENLINEAGE_TOKEN: "s3cret", SERVICE_OPENLINEAGE_FILE: file, SERVICE_OPENLINEAGE_NAMESPACE: "etl" });
     const from = ok.events.length;
     let job: JobDetail;
+    let appended: JobDetail;
     try {
       const engine = await withEngine(h);
       try {
         job = await runAndWait(h, `${JOBS}:peopleJob`, { path: csv });
+        appended = await runAndWait(h, `${JOBS}:appendJob`, { path: csv });
       } finally {
         await engine.stop();
       }
       expect(job.status).toBe("COMPLETED");
-      await waitFor("the job run's COMPLETE", async () => types(ok.events, jobRunId(BigInt(job.id))).includes("COMPLETE"));
+      expect(appended.status).toBe("COMPLETED");
+      await waitFor("the job runs' COMPLETE", async () => [job, appended].every((j) => types(ok.events, jobRunId(BigInt(j.id))).includes("COMPLETE")));
     } finally {
       await h.close();
     }
@@ -142,6 +145,15 @@ forEachBackend("OpenLineage events", (backend) => {
       name: { inputFields: [{ namespace: "file", name: csv, field: "name" }] },
       age_next_year: { inputFields: [{ namespace: "file", name: csv, field: "age" }] },
     });
+
+    // Found by trying the product: rows appended to an object another run made carried that run's
+    // column edges, naming datasets by bare object ids. Literal rows come from no input.
+    const append = appended!.tasks.find((t) => t.name === "append_person")!;
+    const appendEvent = ofRun(events, taskRunId(BigInt(append.id), 1)).find((e) => e.eventType === "COMPLETE")!;
+    expect(appendEvent.inputs).toEqual([]);
+    expect(appendEvent.outputs.map((o) => o.name)).toEqual([`${database}.p_people_all`]);
+    expect(JSON.stringify(appendEvent)).not.toMatch(/"name":"[^"]*\.\d+"/);
+    expect(appendEvent.outputs[0]!.facets.columnLineage).toBeUndefined();
 
     // The file has the same events, in the same order, one JSON object a line.
     const lines = readFileSync(file, "utf8").trimEnd().split("\n").map((line) => JSON.parse(line) as RunEvent);

@@ -87,13 +87,16 @@ export async function readAttemptLineage(db: Store, naming: TableNaming, taskId:
     const marker = `${objectId}.${column}`;
     if (seen.has(marker)) return [];
     seen.add(marker);
-    const rows = edges.get(objectId)?.get(column);
+    // Column edges are kept per object, whatever operation recorded them: an append to an object
+    // another run made carries that run's edges, whose inputs this attempt never read (they were
+    // named by bare object ids). Only edges to what this attempt read or made are its lineage.
+    const rows = edges.get(objectId)?.get(column)?.filter((r) => made.has(r.inputId) || inputNames.has(r.inputId));
     // A loaded object's columns are its file's (or URL's) columns of the same names.
     if (!rows || rows.length === 0) return (sourcesOf.get(objectId) ?? []).map((s) => ({ ...sourceDataset(s.kind, s.location), field: column }));
     return rows.flatMap((r) =>
       made.has(r.inputId) && r.inputId !== objectId
         ? trace(r.inputId, r.column, seen)
-        : [{ ...objectDataset(r.inputId, inputNames.get(r.inputId) ?? String(r.inputId)), field: r.column }],
+        : [{ ...objectDataset(r.inputId, inputNames.get(r.inputId)!), field: r.column }],
     );
   };
 
