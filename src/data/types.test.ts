@@ -24,6 +24,13 @@ describe("column types", () => {
     expect(normalizeType("Bool", old)).toBe("UInt8");
     expect(() => normalizeType("String) ENGINE = Memory; DROP TABLE x; --", modern)).toThrow(/unknown column type/);
     expect(() => normalizeType("Map(String, String)", modern)).toThrow(/unknown column type/);
+    // Found by trying the product: these reached the engine, which refused them in its own words.
+    expect(normalizeType("Decimal(76,10)", modern)).toBe("Decimal(76, 10)");
+    expect(() => normalizeType("Decimal(76,10)", old)).toThrow(/P from 1 to 38/);
+    expect(() => normalizeType("Decimal(10,12)", modern)).toThrow(/S from 0 to P/);
+    expect(() => normalizeType("Decimal(0,0)", modern)).toThrow(/P from 1 to 76/);
+    expect(() => normalizeType("Nullable(Array(Int64))", modern)).toThrow(/Array cannot be inside Nullable/);
+    expect(() => normalizeType("Nullable(Nullable(Int64))", modern)).toThrow(/Nullable cannot be inside Nullable/);
   });
 
   it("converts values for JSONEachRow", () => {
@@ -34,7 +41,7 @@ describe("column types", () => {
   });
 
   it("reads versions", () => {
-    expect(old).toEqual({ bool: false, lowCardinalityNeedsSetting: true, parquet: false, exchangeTables: false, sessionTimezone: false });
-    expect(modern).toEqual({ bool: true, lowCardinalityNeedsSetting: false, parquet: true, exchangeTables: true, sessionTimezone: true });
+    expect(old).toEqual({ bool: false, lowCardinalityNeedsSetting: true, parquet: false, exchangeTables: false, sessionTimezone: false, decimal256: false });
+    expect(modern).toEqual({ bool: true, lowCardinalityNeedsSetting: false, parquet: true, exchangeTables: true, sessionTimezone: true, decimal256: true });
   });
 });

@@ -12,13 +12,15 @@ export interface Features {
   exchangeTables: boolean;
   /** The session_timezone setting (23.6). */
   sessionTimezone: boolean;
+  /** Decimals of 39 to 76 digits (Decimal256, 20.8); older servers stop at 38. */
+  decimal256: boolean;
 }
 
 /** Feature gates from a server version such as "18.16.1" or "26.7.1.1". */
 export function featuresOf(version: string): Features {
   const [major = 0, minor = 0] = version.split(".").map(Number);
   const atLeast = (a: number, b: number) => major > a || (major === a && minor >= b);
-  return { bool: atLeast(21, 12), lowCardinalityNeedsSetting: !atLeast(19, 0), parquet: atLeast(19, 7), exchangeTables: atLeast(21, 1), sessionTimezone: atLeast(23, 6) };
+  return { bool: atLeast(21, 12), lowCardinalityNeedsSetting: !atLeast(19, 0), parquet: atLeast(19, 7), exchangeTables: atLeast(21, 1), sessionTimezone: atLeast(23, 6), decimal256: atLeast(20, 8) };
 }
 
 const BASE_TYPES = new Set([
@@ -34,12 +36,19 @@ export function normalizeType(type: string, features: Features): string {
     const wrapped = /^(Nullable|Array|LowCardinality)\((.*)\)$/.exec(t);
     if (wrapped) {
       const inner = render(wrapped[2]!, depth + 1);
+      // Said here, the same on every engine, rather than in each engine's own words at CREATE.
+      if (wrapped[1] === "Nullable" && /^(?:Array|Nullable)\(/.test(inner)) throw new TypeError(`type "${type}": ${inner.replace(/\(.*/, "")} cannot be inside Nullable (an Array holds no NULL itself: use Array(Nullable(T)))`);
       // ClickHouse refuses Nullable(LowCardinality(T)); the same column is LowCardinality(Nullable(T)).
       const lowInside = wrapped[1] === "Nullable" ? /^LowCardinality\((.*)\)$/.exec(inner) : null;
       return lowInside ? `LowCardinality(Nullable(${lowInside[1]}))` : `${wrapped[1]}(${inner})`;
     }
     const decimal = /^Decimal\((\d{1,2}),(\d{1,2})\)$/.exec(t);
-    if (decimal) return `Decimal(${decimal[1]}, ${decimal[2]})`;
+    if (decimal) {
+      const [precision, scale] = [Number(decimal[1]), Number(decimal[2])];
+      const most = features.decimal256 ? 76 : 38;
+      if (precision < 1 || precision > most || scale > precision) throw new TypeError(`type "${type}": Decimal(P, S) needs P from 1 to ${most} on this ClickHouse and S from 0 to P`);
+      return `Decimal(${precision}, ${scale})`;
+    }
     if (t === "DateTime('UTC')" || t === 'DateTime("UTC")') return "DateTime('UTC')";
     if (t === "Bool" && !features.bool) return "UInt8";
     if (!BASE_TYPES.has(t)) throw new TypeError(`unknown column type "${type}"; use e.g. Int64, Float64, String, Bool, DateTime, Nullable(T), Array(T), LowCardinality(String)`);
