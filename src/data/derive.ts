@@ -221,7 +221,8 @@ export function sort(src: Source, keys: string[]): Derivation {
 }
 
 export function limit(src: Source, n: number, sortSql: string | null): Derivation {
-  if (!Number.isInteger(n) || n < 0) throw new TypeError(`limit must be a non-negative integer, got ${n}`);
+  // Exact integers only: 2**64 passed as "an integer" and each engine refused it in its own words.
+  if (!Number.isSafeInteger(n) || n < 0) throw new TypeError(`limit must be a whole number from 0 to 2^53 - 1, got ${n}`);
   const order = sortSql ? raw(` ORDER BY ${sortSql}`) : raw("");
   return { select: sql`SELECT * FROM ${src.ref}${order} LIMIT ${n}`, lineage: sameColumns(src.columns), sortSql };
 }
