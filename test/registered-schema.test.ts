@@ -1,6 +1,8 @@
 // A registered job carries the JSON Schema of its kwargs (from the job's own zod schema, input side),
 // so a client can build or check the arguments of a run without loading the module.
 
+import { mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { forEachBackend } from "./support/backends.js";
 import { entry } from "./support/engine.js";
@@ -38,5 +40,33 @@ forEachBackend("registered jobs' kwargs schema", (backend) => {
     const view = (await h.call("register_job", { entrypoint: "examples/primes.ts:countPrimes", name: "primes_schema" })) as { kwargs_schema: { required?: string[]; properties: Record<string, { default?: unknown }> } };
     expect(view.kwargs_schema.required ?? []).toEqual([]);
     expect(view.kwargs_schema.properties.limit).toMatchObject({ type: "integer", default: 200_000 });
+  });
+});
+
+forEachBackend("registered jobs' kwargs schema after the job changed", (backend) => {
+  let h: Harness;
+  const folder = join("test", "fixtures", `schema-edit-${process.pid}-${backend.name}`);
+  beforeAll(async () => {
+    mkdirSync(folder, { recursive: true });
+    h = await startHarness(backend);
+  });
+  afterAll(async () => {
+    await h?.close();
+    rmSync(folder, { recursive: true, force: true });
+  });
+
+  const module = (fields: string) =>
+    `import { z } from "zod";\nimport { job } from "jobhouse";\n` + `export const grows = job("grows", async () => 1, { schema: z.object({ ${fields} }) });\n`;
+
+  // Found by trying the product: a registration kept the schema of the code it was registered
+  // with, so the web app's editor refused a field the job had since gained.
+  it("is the schema of the code a run of it started with", async () => {
+    writeFileSync(join(folder, "grows.ts"), module("n: z.number()"));
+    const view = (await h.call("register_job", { entrypoint: `${folder}/grows.ts:grows`, name: "grows" })) as { kwargs_schema: { properties: object } };
+    expect(Object.keys(view.kwargs_schema.properties)).toEqual(["n"]);
+    writeFileSync(join(folder, "grows.ts"), module("n: z.number(), m: z.string().optional()"));
+    await h.call("run_job", { name: "grows", kwargs: { n: 1, m: "x" } });
+    const after = (await h.call("list_registered_jobs", { name: "grows" })) as { items: { kwargs_schema: { properties: object } }[] };
+    expect(Object.keys(after.items[0]!.kwargs_schema.properties)).toEqual(["n", "m"]);
   });
 });

@@ -11,6 +11,7 @@ import type { Config, PreservationModeName } from "../core/config.js";
 import type { IdGenerator } from "../core/ids.js";
 import type { Store } from "../store/db.js";
 import { insertJob } from "../store/jobs.js";
+import { updateKwargsSchema } from "../store/registered-jobs.js";
 import type { JobRow, RegisteredJobRow } from "../store/schema.js";
 import { insertTask } from "../store/tasks.js";
 import type { TaskOptions } from "./definitions.js";
@@ -41,6 +42,12 @@ export interface RunRequest {
   runsGate?: { gate: string; limit: number };
   /** A re-run: the run it re-runs, and whether it reuses that run's completed tasks ("failed"). */
   rerun?: { of: bigint; from: "failed" | "all" };
+  /**
+   * The kwargs JSON Schema of the job as loaded to plan this run, when it differs from the one its
+   * registration shows: recorded with the run, so the registration describes the code that runs
+   * (the web app's editor checks arguments against it, and refused a field the job had gained).
+   */
+  refreshedSchema?: string | null;
 }
 
 export interface PlanSource {
@@ -69,7 +76,9 @@ export async function planRun(jobs: JobInspector, config: Pick<Config, "defaultP
   const defaults = registered ? (JSON.parse(registered.defaults) as Record<string, unknown>) : {};
   const merged = { ...defaults, ...(source.kwargs ?? {}) };
   const job = await jobs.inspect(entrypoint, source.parsedKwargs ? undefined : merged);
+  const schemaText = job.kwargsSchema === null ? null : JSON.stringify(job.kwargsSchema);
   return {
+    refreshedSchema: registered && registered.kwargs_schema !== schemaText ? schemaText : undefined,
     name: registered?.name ?? job.name,
     entrypoint,
     kwargs: job.kwargs ?? merged,
@@ -161,6 +170,8 @@ export async function startRunIf(
   }
   const started = await db.transaction().execute(async (tx) => {
     if (!(await guard(tx, jobId))) return false;
+    // Only the registration this run was planned from (one replaced meanwhile says its own).
+    if (run.refreshedSchema !== undefined && run.registeredName !== null) await updateKwargsSchema(tx, run.registeredName, run.entrypoint, run.refreshedSchema);
     await insertJob(tx, job);
     await insertTask(tx, { ...entry, ready_at: run.refusal === undefined ? now : null });
     // A run refused at its start (its module does not load) is a failed run like any other.

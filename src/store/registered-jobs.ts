@@ -37,6 +37,11 @@ const rowValues = (r: NewRegisteredJob) => ({
   overlap: r.overlap,
 });
 
+/** A registration's kwargs JSON Schema, as its job's code now declares it (start-run.ts). */
+export async function updateKwargsSchema(db: Store, name: string, entrypoint: string, schema: string | null): Promise<void> {
+  await db.updateTable("registered_jobs").set({ kwargs_schema: schema }).where("name", "=", name).where("entrypoint", "=", entrypoint).execute();
+}
+
 /** Inserts a registration; throws the database's unique violation when the name exists. */
 export async function insertRegisteredJob(db: Store, r: NewRegisteredJob): Promise<void> {
   await db
