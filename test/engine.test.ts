@@ -509,6 +509,33 @@ forEachBackend("engine with one slot", (backend) => {
   });
 });
 
+forEachBackend("a stopping worker", (backend) => {
+  let h: Harness;
+  let engine: EngineRuntime;
+  beforeAll(async () => {
+    h = await startHarness(backend);
+    engine = await withEngine(h, 2);
+  });
+  afterAll(async () => {
+    await engine?.stop();
+    await h?.close();
+  });
+
+  // Found by trying the product: after stop_worker, a job whose last task ended on the stopping
+  // worker stayed RUNNING until that worker's other (long) task ended too.
+  it("ends a job as its last task ends there, not when the worker's last task does", async () => {
+    const long = (await h.call("run_job", { name: entry("sleepy"), kwargs: { ms: 8_000 } })) as { id: string };
+    const short = (await h.call("run_job", { name: entry("sleepy"), kwargs: { ms: 800 } })) as { id: string };
+    const sleeping = async (id: string) => ((await h.call("get_job", { ref: id })) as JobDetail).tasks.some((t) => t.name === "sleeper" && t.status === "RUNNING");
+    await waitFor("both sleepers to run", async () => (await sleeping(long.id)) && (await sleeping(short.id)));
+    await h.http("POST", `/api/v0/workers/${engine.worker().id}/stop`);
+    const ended = await waitForJob(h, short.id, 6_000);
+    expect(ended.status).toBe("COMPLETED");
+    expect(((await h.call("get_job", { ref: long.id })) as JobDetail).status).toBe("RUNNING");
+    await h.call("cancel_job", { ref: long.id });
+  });
+});
+
 forEachBackend("engine without a worker", (backend) => {
   let h: Harness;
   beforeAll(async () => {
