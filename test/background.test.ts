@@ -254,6 +254,11 @@ forEachBackend("background loop", (backend) => {
     // Only the case: a current IANA name is not replaced by ICU's older one (Asia/Calcutta).
     const kolkata = (await h.call("register_job", { entrypoint: entry("hello"), name: "kolkata", schedule: "0 9 * * *", timezone: "Asia/Kolkata" })) as { timezone: string };
     expect(kolkata.timezone).toBe("Asia/Kolkata");
+    // Found by trying the product: UTC and the Etc/ zones are not in the zone list, so "utc" stayed "utc".
+    for (const [given, stored] of [["utc", "UTC"], ["etc/gmt+5", "Etc/GMT+5"]]) {
+      const view = (await h.call("register_job", { entrypoint: entry("hello"), name: `zone_${stored!.replace(/\W/g, "_")}`, schedule: "0 9 * * *", timezone: given })) as { timezone: string };
+      expect(view.timezone, given).toBe(stored);
+    }
   });
 
   it("retention deletes old terminal jobs with their tasks and logs", async () => {

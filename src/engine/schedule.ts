@@ -13,13 +13,17 @@ let zonesByLowerName: Map<string, string> | undefined;
  * older one (Asia/Kolkata is Asia/Calcutta to it), and a zone's name is the caller's choice.
  */
 export function canonicalTimezone(timezone: string): string {
+  let resolved: string;
   try {
-    new Intl.DateTimeFormat("en-US", { timeZone: timezone });
+    resolved = new Intl.DateTimeFormat("en-US", { timeZone: timezone }).resolvedOptions().timeZone;
   } catch {
     throw invalid(`timezone "${timezone}" is not an IANA time zone`);
   }
   zonesByLowerName ??= new Map(Intl.supportedValuesOf("timeZone").map((zone) => [zone.toLowerCase(), zone]));
-  return zonesByLowerName.get(timezone.toLowerCase()) ?? timezone;
+  // The list leaves out UTC and the Etc/ zones ("utc" stayed "utc"): ICU's own name serves there
+  // when it differs only in case.
+  const sameLetters = resolved.toLowerCase() === timezone.toLowerCase() ? resolved : undefined;
+  return zonesByLowerName.get(timezone.toLowerCase()) ?? sameLetters ?? timezone;
 }
 
 /** Validates a schedule and returns its first fire time strictly after `afterMs`. */
