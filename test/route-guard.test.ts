@@ -279,6 +279,14 @@ forEachBackend("the route guard", (backend) => {
       const notJson = await h.app.inject({ method: "POST", url: "/mcp", headers: { ...MCP_HEADERS, ...auth }, payload: '{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"x":12345678901234567890}' });
       expect(notJson.statusCode).toBe(400);
       expect(JSON.parse(notJson.body)).toMatchObject({ id: null, error: { code: -32700 } });
+      // Found by trying the product: a body /mcp cannot take (compressed, or not JSON) was a REST
+      // Problem; the MCP server answers such a body as a JSON-RPC error with the HTTP status.
+      const tools = '{"jsonrpc":"2.0","id":14,"method":"tools/list"}';
+      for (const headers of [{ "content-encoding": "gzip" }, { "content-type": "text/plain" }]) {
+        const refused = await h.app.inject({ method: "POST", url: "/mcp", headers: { ...MCP_HEADERS, ...auth, ...headers }, payload: tools });
+        expect(refused.statusCode, JSON.stringify(headers)).toBe(415);
+        expect(JSON.parse(refused.body), JSON.stringify(headers)).toMatchObject({ jsonrpc: "2.0", id: null, error: { code: -32000, message: expect.stringMatching(/^Unsupported Media Type: /) } });
+      }
       // A method /mcp does not answer names the same methods as its GET's refusal.
       expect((await h.app.inject({ method: "PUT", url: "/mcp", headers: auth })).headers.allow).toBe("POST");
       // Stateless: no session to end, so DELETE is refused as the MCP transport spec allows (it was

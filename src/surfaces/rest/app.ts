@@ -119,10 +119,16 @@ export async function buildHttpApp(
   app.addHook("onClose", async () => refusals.close());
   app.setErrorHandler((error, request, reply) => {
     // A body that is not JSON, sent to /mcp, is a JSON-RPC parse error there, not a REST Problem.
-    if (request.url.split("?", 1)[0] === "/mcp" && isBodyParseError(error)) {
+    const toMcp = request.url.split("?", 1)[0] === "/mcp";
+    if (toMcp && isBodyParseError(error)) {
       return reply.code(400).type("application/json").send({ jsonrpc: "2.0", id: null, error: { code: -32700, message: `Parse error: ${(error as Error).message}` } });
     }
     const problem = problemFor(error, service.log);
+    // A body /mcp cannot take (its type, encoding or size) is answered as the MCP server itself
+    // answers one: a JSON-RPC error with the HTTP status (it was a REST Problem).
+    if (toMcp && (problem.status === 413 || problem.status === 415)) {
+      return reply.code(problem.status).type("application/json").send({ jsonrpc: "2.0", id: null, error: { code: -32000, message: `${problem.title}: ${problem.detail}` } });
+    }
     // A store that does not answer (or /ready saying so) is the operator's to see, once a minute: a
     // load balancer's probes or every request of an outage would otherwise fill the log.
     const outage = problem.code === "store_unavailable" || problem.code === "not_ready";
