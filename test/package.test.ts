@@ -54,7 +54,13 @@ describe("jobhouse as a dependency", () => {
     writeFileSync(join(project, "package.json"), JSON.stringify({ name: "consumer", version: "1.0.0", private: true, type: "module" }));
     writeFileSync(
       join(project, "tsconfig.json"),
-      JSON.stringify({ compilerOptions: { target: "ES2022", module: "NodeNext", moduleResolution: "NodeNext", strict: true, noEmit: true }, include: ["pipeline.ts"] }),
+      // As `tsc --init` and TypeScript 6+ set it up (found by trying the product, both failed): no
+      // @types loaded unless named (`types: []`), and declarations emitted, which must name every
+      // type a job file's exports infer (JobDefinition was not exported).
+      JSON.stringify({
+        compilerOptions: { target: "ES2022", module: "NodeNext", moduleResolution: "NodeNext", strict: true, types: [], declaration: true, emitDeclarationOnly: true, outDir: "types-out" },
+        include: ["pipeline.ts"],
+      }),
     );
     writeFileSync(join(project, "pipeline.ts"), JOB_TS);
     writeFileSync(join(project, "pipeline.js"), JOB_JS);

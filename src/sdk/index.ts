@@ -5,6 +5,10 @@
 //   export const add = task("add", async ({ a, b }: { a: number; b: number }) => a + b, { retries: 2 });
 //   export const pipeline = job("pipeline", async ({ n }: { n: number }) => add({ a: add({ a: 1, b: n }), b: 10 }));
 
+// Kept in the declarations (`preserve`): they name Node's types, which a consumer's tsc loads only
+// when asked (TypeScript 6+ and `types: []` load no @types of their own accord).
+/// <reference types="node" preserve="true" />
+
 import { fileURLToPath } from "node:url";
 import { MAX_TASK_TIMEOUT_S } from "../core/worker-limits.js";
 import { type JobDefinition, type JobOptions, type TaskContext, type TaskDefinition, type TaskOptions, DEFINITION, taskRegistry } from "../engine/definitions.js";
@@ -19,7 +23,8 @@ export type { CreateOptions, Placement, Scope } from "../objects/object-registry
 export type { FileOptions, FileFormat } from "../objects/ingest.js";
 export { NonRetryableError } from "../engine/definitions.js";
 export { TaskRef } from "../engine/references.js";
-export type { JobOptions, TaskContext, TaskLogger, TaskOptions } from "../engine/definitions.js";
+// Named so a job file's declarations can name what its exports are (`declaration: true`).
+export type { JobDefinition, JobOptions, TaskContext, TaskDefinition, TaskLogger, TaskOptions } from "../engine/definitions.js";
 
 /** A value, or a reference to a task whose result will stand in its place. */
 /**
