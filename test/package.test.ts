@@ -113,5 +113,12 @@ describe("jobhouse as a dependency", () => {
       const output = run(bin, ["run-job", `${file}:pipeline`, "--kwargs", '{"n": 5}', "--wait"], project, env);
       expect(output, file).toMatch(/COMPLETED in \d+ ms\s+result: 16/);
     }
+    // Found by trying the product: the installed package's examples lie under the project's
+    // node_modules, and were refused as an installed package's files (so a first start registered
+    // none of them).
+    const example = run(bin, ["run-job", "examples/primes.ts:countPrimes", "--kwargs", '{"limit": 100, "chunks": 2}', "--wait"], project, env);
+    expect(example).toMatch(/COMPLETED in \d+ ms\s+result: 25/);
+    const registered = JSON.parse(run(bin, ["register-job", "examples/primes.ts:countPrimes", "--json"], project, env)) as { entrypoint: string };
+    expect(registered.entrypoint).toBe("examples/primes.ts:countPrimes");
   });
 });

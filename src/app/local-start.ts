@@ -59,8 +59,12 @@ export async function startLocalServer(config: Config, options: LocalServerOptio
     // A home's first server start gets the examples, so the dashboard is never empty.
     if (options.registerExamples !== false && (await examplesDue(service))) {
       const names = await registerExamples(service);
-      if (names.length > 0) service.log.info(`registered the example jobs: ${names.join(", ")}`);
-      writeFileSync(examplesMarker(service.config), `${new Date().toISOString()}\n`, { mode: PRIVATE_FILE_MODE });
+      // Offered once they are there: a start that could register none (each failure is a warning)
+      // offers them again next time, rather than marking the home as having had them.
+      if (names.length > 0) {
+        service.log.info(`registered the example jobs: ${names.join(", ")}`);
+        writeFileSync(examplesMarker(service.config), `${new Date().toISOString()}\n`, { mode: PRIVATE_FILE_MODE });
+      }
     }
     // chDB's lock is ours: tables a killed predecessor left half-made have no one to finish them.
     const orphans = await dropOrphanTables(service.db, await service.columns());

@@ -77,7 +77,9 @@ export function moduleUrl(module: string): string {
     if (!existsSync(candidate)) continue;
     // Symlinks and `..` are resolved before the check: the file itself must live under a root.
     const real = realpathSync(candidate);
-    const root = roots.find((r) => insideOf(r, real));
+    // The innermost root that holds it: an installed package's examples lie in the project's
+    // node_modules, under the working directory too, and were refused as an installed package's.
+    const root = roots.filter((r) => insideOf(r, real)).sort((a, b) => b.length - a.length)[0];
     if (!root) throw invalid(`module "${module}" is refused: ${ROOTS_RULE}`);
     if (relative(root, real).split(sep).includes("node_modules")) {
       throw invalid(`module "${module}" is refused: files of installed packages are not entrypoints unless SERVICE_JOBS_PACKAGES names the package`);
@@ -98,12 +100,13 @@ export function moduleUrl(module: string): string {
 export function displayModule(url: string): string {
   if (!url.startsWith("file:")) return url;
   const path = fileURLToPath(url);
+  // The examples first: installed, they lie under the working directory's node_modules too.
+  const examples = realRoot(EXAMPLES_ROOT);
+  if (examples !== null && insideOf(examples, path)) return EXAMPLES_PREFIX + relative(examples, path).split(sep).join("/");
   for (const root of jobRoots) {
     const real = realRoot(root);
     if (real !== null && insideOf(real, path)) return relative(real, path);
   }
-  const examples = realRoot(EXAMPLES_ROOT);
-  if (examples !== null && insideOf(examples, path)) return EXAMPLES_PREFIX + relative(examples, path).split(sep).join("/");
   return path;
 }
 
