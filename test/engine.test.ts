@@ -565,7 +565,9 @@ forEachBackend("entrypoint and kwargs validation", (backend) => {
   });
 
   const cases: [string, string, RegExp][] = [
-    ["a missing file", "test/fixtures/nope.ts:job", /module file "test\/fixtures\/nope.ts" does not exist/],
+    // Saying where a relative path is read from (found by trying the product: a user in another
+    // directory than the server's took it for a wrong name).
+    ["a missing file", "test/fixtures/nope.ts:job", /module file "test\/fixtures\/nope.ts" does not exist under the job roots: a relative path is read from each job root \(the directory the server/],
     ["a missing export", entry("nothingHere"), /has no export "nothingHere"/],
     ["a non-job export", entry("notAJob"), /export "notAJob" of "test\/fixtures\/jobs.ts" is not a job/],
     ["a task instead of a job", entry("aTask"), /is a task, not a job/],

@@ -88,7 +88,12 @@ export function moduleUrl(module: string): string {
     if (!FILE_EXTENSIONS.some((ext) => real.endsWith(ext))) throw invalid(`module "${module}" must be a .ts, .mts, .js or .mjs file`);
     return pathToFileURL(real).href;
   }
-  throw invalid(`module file "${module}" does not exist under the job roots`);
+  // Where relative paths are read from, without naming our folders (docs/SECURITY.md): a user in
+  // another directory than the server's took "does not exist" for a wrong name.
+  throw invalid(
+    `module file "${module}" does not exist under the job roots` +
+      (isAbsolute(module) ? "" : ": a relative path is read from each job root (the directory the server, or a CLI running the job itself, was started in, and SERVICE_JOBS_PATH), not from where a request comes"),
+  );
 }
 
 /**
