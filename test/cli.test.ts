@@ -201,6 +201,26 @@ forEachBackend("CLI", (backend) => {
     expect(usage.out).toBe("");
   });
 
+  // Found by trying the product: a mistyped SERVICE_HOME made an empty store, and commands then
+  // said "(none)" or "not found" with nothing pointing at the home.
+  it.runIf(backend.name === "local")("says so when a command makes a new, empty store", async () => {
+    const home = mkdtempSync(join(tmpdir(), "jobhouse-mistyped-"));
+    const list = async () => {
+      let err = "";
+      const env = { ...h.env, SERVICE_HOME: home, SERVICE_SQL_URL: undefined };
+      const code = await runCli(["job", "list"], { env, streams: { out: () => undefined, err: (t) => void (err += t + "\n") } });
+      return { code, err };
+    };
+    try {
+      const first = await list();
+      expect(first.code).toBe(0);
+      expect(first.err).toContain(`note: made a new store at ${join(home, "local.db")}: nothing was there yet (is SERVICE_HOME, now ${home}, the one you meant?)`);
+      expect(await list()).toEqual({ code: 0, err: "" });
+    } finally {
+      rmSync(home, { recursive: true, force: true });
+    }
+  });
+
   it("--help works everywhere and exits 0", async () => {
     for (const argv of [["--help"], ["job", "--help"], ["job", "list", "--help"], ["data", "purge", "--help"], ["local", "start", "--help"]]) {
       const result = await h.cli(...argv);

@@ -1,6 +1,7 @@
 // The `jobhouse` program: the operation commands generated from the registry, plus the process
 // lifecycles that are not operations (local start, worker start, background start, migrate).
 
+import { existsSync } from "node:fs";
 import { Argument, Command, CommanderError } from "commander";
 import { ConfigError, colorWanted, digitsValue, loadConfig, requestedLogFormat, type Config } from "../core/config.js";
 import { MAX_WORKER_CONCURRENCY, MAX_WORKER_TASKS } from "../core/worker-limits.js";
@@ -130,9 +131,15 @@ export async function runCli(argv: string[], options: CliOptions = {}): Promise<
     // Local mode sets itself up on first use; a distributed deployment's schema is `migrate`'s
     // and `setup`'s.
     const log = createLogger(cfg.logLevel === "debug" ? "debug" : "error", undefined, cfg.logFormat);
-    return (service ??= await openService(cfg, { log, migratesEmptyStore: cfg.mode === "local" || migrates }).catch((error: unknown) => {
+    if (service) return service;
+    // A mistyped or unset SERVICE_HOME made a new, empty store, and the command then said "(none)"
+    // or "not found" with nothing pointing at the home: said once, on stderr.
+    const fresh = cfg.sql.dialect === "sqlite" && !migrates && !existsSync(cfg.sql.location);
+    service = await openService(cfg, { log, migratesEmptyStore: cfg.mode === "local" || migrates }).catch((error: unknown) => {
       throw asStoreRefusal(cfg, "sql", error);
-    }));
+    });
+    if (fresh) streams.err(`note: made a new store at ${cfg.sql.location}: nothing was there yet (is SERVICE_HOME, now ${cfg.home}, the one you meant?)`);
+    return service;
   };
 
   // A running local server takes the operations that need chDB (its process holds the engine's
