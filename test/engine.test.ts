@@ -634,7 +634,10 @@ forEachBackend("entrypoint and kwargs validation", (backend) => {
     const scheduled = await h.http("POST", "/api/v0/registered-jobs", { entrypoint: entry("typed"), name: "typed_cron_partial", schedule: "0 3 * * *", defaults: { label: "nightly" } });
     expect(scheduled.status).toBe(422);
     // Named as the request names them: a registration's field is defaults (it said kwargs.n).
-    expect((scheduled.body as { detail: string }).detail).toMatch(/^defaults\.n: /);
+    expect((scheduled.body as { detail: string }).detail).toMatch(/^defaults\.n: .*\(a scheduled run gets the defaults alone, so they must give every argument the job requires\)$/);
+    // Found by trying the product: a bad schedule was said only once the defaults fitted.
+    const both = await h.http("POST", "/api/v0/registered-jobs", { entrypoint: entry("typed"), name: "typed_cron_bad", schedule: "every 5 minutes", defaults: {} });
+    expect((both.body as { detail: string }).detail).toMatch(/^schedule "every 5 minutes" must be a 5-field cron expression/);
     expect((await h.http("POST", "/api/v0/registered-jobs", { entrypoint: entry("typed"), name: "typed_cron_full", schedule: "0 3 * * *", defaults: { n: 1 } })).status).toBe(201);
   });
 

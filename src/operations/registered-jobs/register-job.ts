@@ -1,6 +1,6 @@
 // register_job: a named entrypoint with an optional cron schedule and default kwargs.
 
-import { conflict, invalid } from "../../core/errors.js";
+import { conflict, invalid, isServiceError } from "../../core/errors.js";
 import { canonicalTimezone, nextFireTime } from "../../engine/schedule.js";
 import { RegisterJobRequest, RegisteredJobView } from "../../models/jobs.js";
 import { isUniqueViolation } from "../../store/errors.js";
@@ -35,8 +35,7 @@ export const registerJob = defineOperation({
     // CONTRACT §4: registering a typo fails now, with the reason, not at the first run; so do
     // defaults the job's kwargs schema rejects (every bad field named). A schedule fires with the
     // defaults alone, so then they must satisfy the whole schema; otherwise each run may add fields.
-    const definition = await jobs.inspect(request.entrypoint, request.defaults, !request.schedule, "defaults");
-    const name = request.name ?? definition.name;
+    // The request's own fields first (a bad schedule was said only once the defaults fitted).
     const timezone = request.timezone ? canonicalTimezone(request.timezone) : null;
     // Accepted, it did nothing: without a limit no run ever waits, so no fire is skipped.
     if (request.overlap === "skip" && request.max_active_runs === null) throw invalid("overlap: skip applies with max_active_runs, which is not set: without a limit no fire is ever skipped");
@@ -44,6 +43,14 @@ export const registerJob = defineOperation({
     const firstFire = request.schedule ? nextFireTime(request.schedule, timezone, now) : null;
     // "0 0 30 2 *" parses but never comes: refuse it rather than register a job that never runs.
     if (request.schedule && firstFire === null) throw invalid(`schedule "${request.schedule}" never fires`);
+    const definition = await jobs.inspect(request.entrypoint, request.defaults, !request.schedule, "defaults").catch((error: unknown) => {
+      // Why a scheduled registration's defaults must hold every required argument.
+      if (request.schedule && isServiceError(error) && error.kind === "invalid" && error.detail.startsWith("defaults")) {
+        throw invalid(`${error.detail} (a scheduled run gets the defaults alone, so they must give every argument the job requires)`);
+      }
+      throw error;
+    });
+    const name = request.name ?? definition.name;
     const nextRunAt = request.enabled ? firstFire : null;
     const registration: NewRegisteredJob = {
       name,
