@@ -867,6 +867,11 @@ forEachBackend("data plane", (backend) => {
       const job = await runAndWait(h, `${DATA_JOBS}:countRows`, { input: { object: "for_counting" } });
       expect(job.status, job.error ?? "").toBe("COMPLETED");
       expect(((await h.call("get_task", { id: job.tasks[0]!.id })) as { result_ref: unknown }).result_ref).toBe(4);
+      // Found by trying the product: a name no object has was accepted (201), then failed the run.
+      const before = ((await h.call("list_jobs", {})) as { total: number }).total;
+      const typo = await h.http("POST", "/api/v0/jobs:run", { name: `${DATA_JOBS}:countRows`, kwargs: { input: { object: "for_countin" } } });
+      expect(typo.body).toMatchObject({ status: 422, code: "invalid", detail: 'kwargs: {"object": "for_countin"} names no data object: give a global object\'s name or an object\'s table name' });
+      expect(((await h.call("list_jobs", {})) as { total: number }).total).toBe(before);
     });
   });
 

@@ -6,7 +6,8 @@ import { canonical } from "../../core/canonical.js";
 import { conflict, invalid, notFound } from "../../core/errors.js";
 import type { PreservationModeName } from "../../core/config.js";
 import { isEntrypoint } from "../../engine/entrypoints.js";
-import { fromStoredJson } from "../../engine/references.js";
+import { collectObjectNames, fromStoredJson } from "../../engine/references.js";
+import { findObjectForJob } from "../../store/data-objects.js";
 import { type RunRequest, planRun, runsGateOf, startRun, startRunIf } from "../../engine/start-run.js";
 import { claimIdempotencyKey, findIdempotencyKey } from "../../store/idempotency-keys.js";
 import { countTasksOfJob, findJobById } from "../../store/jobs.js";
@@ -88,7 +89,21 @@ async function planNewRun(request: { name?: string; kwargs: Record<string, unkno
     throw notFound(`no registered job is named "${name}"; give a registered name or an entrypoint module:export`);
   }
   const plan = await planRun(jobs, config, { entrypoint: name, registered, kwargs: request.kwargs, runType: "MANUAL", preservationMode: request.preservation_mode });
+  await refuseUnknownObjects(db, plan.kwargs);
   return { ...plan, priority: request.priority };
+}
+
+/** A job id no job has: a new run owns no data object yet, so its names mean global objects (or tables). */
+const NEW_RUN = 0n;
+
+/**
+ * {"object": name} in a run's kwargs must name a data object: a typo was accepted (201), then failed
+ * the run's entry task. Looked up as the run's tasks will look it up.
+ */
+async function refuseUnknownObjects(db: Store, kwargs: Record<string, unknown>): Promise<void> {
+  for (const name of collectObjectNames(kwargs)) {
+    if (!(await findObjectForJob(db, name, NEW_RUN))) throw invalid(`kwargs: {"object": ${JSON.stringify(name)}} names no data object: give a global object's name or an object's table name`);
+  }
 }
 
 /**
