@@ -112,7 +112,9 @@ export function TaskPage({ id, attempt: asked }: { id: string | null; attempt?: 
               ))}
             </div>
           ) : null}
-          <TaskLog id={t.id} attempt={shown} follow={running && shown === t.attempt} final={shown < t.attempt || TERMINAL_TASK_STATUSES.includes(t.status)} />
+          {/* One per attempt: reused, it showed the last attempt's lines under the new one's name
+              until the new read came (the app keeps a query's previous data while it refetches). */}
+          <TaskLog key={shown} id={t.id} attempt={shown} follow={running && shown === t.attempt} final={shown < t.attempt || TERMINAL_TASK_STATUSES.includes(t.status)} />
         </>
       )}
     </section>
