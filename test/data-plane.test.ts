@@ -9,6 +9,7 @@ import type { EngineRuntime } from "../src/app/engine-runtime.js";
 import { createObject, getObject, loadObject, queryObject } from "../src/objects/data-object.js";
 import { dropFinishedTemps, sweepFinishedTemps } from "../src/engine/cleanup.js";
 import { scopePlane } from "../src/objects/scope-plane.js";
+import { settleEndedAttempts } from "../src/objects/parking.js";
 import type { DataScope } from "../src/objects/object-registry.js";
 import type { ObjectDetail } from "../src/models/objects.js";
 import { forEachBackend } from "./support/backends.js";
@@ -788,6 +789,54 @@ forEachBackend("data plane", (backend) => {
       expect(await h.service.db.selectFrom("data_objects").select("id").where("name", "=", name).execute()).toHaveLength(1);
       // The put-back object reads whole through the API, with its lineage.
       expect((await h.http("GET", `/api/v0/objects/${name}`)).status).toBe(200);
+    });
+
+    // Found by review: of two failing runs replacing one name, the later one's failure put back
+    // the earlier (failed) run's version, and the last good one was lost.
+    it("puts back the last good version when two overlapping attempts that replaced it both fail", async () => {
+      const name = `twice_failed_${backend.name}`;
+      const read = async () => {
+        const columns = await h.service.columns();
+        return (await columns.query<{ v: number }>(sql`SELECT v FROM ${ident(columns.database)}.${ident(`p_${name}`)}`)).map((r) => Number(r.v));
+      };
+      expect((await runAndWait(h, `${DATA_JOBS}:publishJob`, { name, v: 1 })).status).toBe("COMPLETED");
+      const good = (await h.call("get_object", { name })) as { id: string };
+      const first = (await h.call("run_job", { name: `${DATA_JOBS}:publishJob`, kwargs: { name, v: 10, failUntil: 9, fatal: true, holdMs: 1500 } })) as { id: string };
+      await waitFor("the first run's version", async () => (await read())[0] === 10);
+      const second = (await h.call("run_job", { name: `${DATA_JOBS}:publishJob`, kwargs: { name, v: 20, failUntil: 9, fatal: true, holdMs: 3000 } })) as { id: string };
+      await waitFor("the second run's version", async () => (await read())[0] === 20);
+      expect((await waitForJob(h, first.id)).status).toBe("FAILED");
+      expect((await waitForJob(h, second.id)).status).toBe("FAILED");
+      expect(await read()).toEqual([1]);
+      expect(((await h.call("get_object", { name })) as { id: string }).id).toBe(good.id);
+      expect(await h.service.db.selectFrom("parked_objects").selectAll().execute()).toEqual([]);
+    });
+
+    // Found by review: what an attempt parked lived in its worker's memory, so a worker that died
+    // (or a replace that finished after the attempt timed out) left the old rows stranded.
+    it("settles in the background what an attempt parked and did not settle", async () => {
+      const failed = await runAndWait(h, `${DATA_JOBS}:publishJob`, { name: `unsettled_seed_${backend.name}`, v: 0, failUntil: 9, fatal: true });
+      const completed = await runAndWait(h, `${DATA_JOBS}:publishJob`, { name: `unsettled_seed_${backend.name}`, v: 0 });
+      const taskOf = (job: typeof failed) => job.tasks.find((t) => t.name === "publish_version")!;
+      const columns = await h.service.columns();
+      const tables = async (prefix: string) =>
+        (await columns.query<{ name: string }>(sql`SELECT name FROM system.tables WHERE database = ${columns.database} AND name LIKE ${`${prefix}%`}`)).map((t) => t.name).sort();
+      for (const [job, outcome] of [[failed, "failed"], [completed, "completed"]] as const) {
+        const name = `unsettled_${outcome}_${backend.name}`;
+        await create({ v: [1] }, { name, scope: "global" });
+        // As the attempt's worker makes it, a minute ago; the worker never settles it.
+        const attemptScope: DataScope = { ...ds, taskId: BigInt(taskOf(job).id), attempt: 1, jobId: BigInt(job.id), created: new Set(), clock: { now: () => Date.now() - 60_000 } };
+        await createObject({ v: [2] }, { name, scope: "global", replace: true }, scopePlane(attemptScope));
+        expect(await tables(`p_${name}`)).toHaveLength(2);
+      }
+      expect(await settleEndedAttempts(h.service, h.service.columns)).toBeGreaterThanOrEqual(2);
+      const values = async (name: string) => (await columns.query<{ v: number }>(sql`SELECT v FROM ${ident(columns.database)}.${ident(`p_${name}`)}`)).map((r) => Number(r.v));
+      // The failed attempt's replacement is undone; the completed one's stands. No parked table is left.
+      expect(await values(`unsettled_failed_${backend.name}`)).toEqual([1]);
+      expect(await values(`unsettled_completed_${backend.name}`)).toEqual([2]);
+      expect(await tables(`p_unsettled_failed_${backend.name}`)).toEqual([`p_unsettled_failed_${backend.name}`]);
+      expect(await tables(`p_unsettled_completed_${backend.name}`)).toEqual([`p_unsettled_completed_${backend.name}`]);
+      expect(await h.service.db.selectFrom("parked_objects").selectAll().execute()).toEqual([]);
     });
 
     it("serializes overlapping replaces of one global name: every writer succeeds, readers always find a whole table", async () => {

@@ -3,6 +3,7 @@
 
 import { type BackgroundLoop, startBackgroundLoop } from "../engine/background.js";
 import { dropObjectsOfJobs, sweepFinishedTemps } from "../engine/cleanup.js";
+import { settleEndedAttempts } from "../objects/parking.js";
 import type { EngineDeps } from "../engine/runner.js";
 import { ThreadPool } from "../engine/thread-pool.js";
 import { Worker } from "../engine/worker.js";
@@ -90,7 +91,8 @@ export async function startEngine(service: OpenedService, options: EngineRuntime
           jobs: service.jobs,
           // Retention takes a deleted job's objects with it.
           onJobsDeleted: (jobIds) => dropObjectsOfJobs(service.db, service.columns, jobIds),
-          sweepObjects: () => sweepFinishedTemps(service.db, service.columns),
+          // Temps of ended jobs, and objects parked by attempts that ended unsettled (objects/parking.ts).
+          sweepObjects: async () => (await sweepFinishedTemps(service.db, service.columns)) + (await settleEndedAttempts(service, service.columns)),
           ownWorkers: () => [current.id],
           describeJob: describeJobFor(service.db),
         },

@@ -20,7 +20,9 @@ import { dropFailedAttemptObjects, dropFinishedTemps, dropTempsNoLongerRead, dro
 import type { ChangeFeed } from "./changes.js";
 import { dispatchPlaneCall } from "../objects/data-plane.js";
 import { scopePlane } from "../objects/scope-plane.js";
-import { type DataScope, settleReplaced } from "../objects/object-registry.js";
+import type { DataScope } from "../objects/object-registry.js";
+import { settleAttempt } from "../objects/parking.js";
+import { findParkedOfAttempt } from "../store/parked-objects.js";
 import { collectReferences, substituteReferences } from "./references.js";
 import { assignIdentities, reuseCompletedTasks } from "./task-identity.js";
 import { resolveResults } from "./results.js";
@@ -157,23 +159,21 @@ async function runAttempt(
       taskId: task.id,
       attempt: key.attempt,
       created: objectsMade,
-      replaced: new Map(),
     })));
   /**
-   * The objects the attempt replaced, settled as it ends: put back when it failed (the
-   * replacements they take the place of are no longer among what it made), dropped when it
-   * succeeded. When that fails, the replacements stay: dropping them would leave neither version.
+   * The objects the attempt replaced, settled as it ends (objects/parking.ts): put back when it
+   * failed (the replacements they take the place of are no longer among what it made), dropped
+   * when it succeeded. When that fails, the background loop settles them later; meanwhile the
+   * replacements must stay, or neither version would be left.
    */
   const settleReplacedObjects = async (succeeded: boolean) => {
     if (!scope) return;
     const ds = await scope;
-    const replacements = [...(ds.replaced?.keys() ?? [])];
-    if (replacements.length === 0) return;
     try {
-      for (const id of await settleReplaced(ds, succeeded)) objectsMade.delete(id);
+      for (const id of await settleAttempt(ds, task.id, key.attempt, succeeded)) objectsMade.delete(id);
     } catch (error) {
-      for (const id of replacements) objectsMade.delete(id);
-      deps.log.warn(`task ${task.id}: the objects it replaced were not ${succeeded ? "dropped" : "put back"}: ${errorMessage(error)}`);
+      for (const parked of await findParkedOfAttempt(db, task.id, key.attempt).catch(() => [])) objectsMade.delete(parked.replacement_id);
+      deps.log.warn(`task ${task.id}: the objects it replaced were not ${succeeded ? "dropped" : "put back"} (the background loop will): ${errorMessage(error)}`);
     }
   };
 

@@ -11,6 +11,7 @@ import { type Sql, ident, sql } from "../data/sql.js";
 import type { Store } from "../store/db.js";
 import { deleteObjectRow, findObjectByTable, findObjectForJob, insertObject } from "../store/data-objects.js";
 import { releaseName, renewName, tryTakeName } from "../store/name-locks.js";
+import { findParkedFor, insertParked, reassignParked } from "../store/parked-objects.js";
 import { type ExternalSource, recordOperation } from "../store/object-lineage.js";
 import type { DataObjectRow } from "../store/schema.js";
 
@@ -26,17 +27,6 @@ export interface DataScope {
   attempt: number | null;
   /** Objects this attempt made, so the ones it does not hand on can be dropped when it ends. */
   created?: Set<bigint>;
-  /**
-   * The objects this attempt replaced, kept until it ends (by the id of the object that replaced
-   * each): a failed attempt puts them back, a successful one drops them (settleReplaced).
-   */
-  replaced?: Map<bigint, Replaced>;
-}
-
-/** An object an attempt replaced: its registry row, and the table its rows wait in meanwhile. */
-export interface Replaced {
-  row: DataObjectRow;
-  parked: string;
 }
 
 export interface ObjectRecord {
@@ -139,63 +129,31 @@ export async function makeObject(ds: DataScope, r: Registration, replace: boolea
     }
     const staging = `${r.placed.table}_new_${r.placed.id}`;
     await buildInto(ds, staging, build);
+    // Inside an attempt, the old rows wait in `staging` for its end (objects/parking.ts): a failed
+    // attempt puts back what it replaced (its cleanup drops what it made, so neither version was
+    // left). An object the attempt made itself is not kept: what it had replaced, if anything,
+    // now waits for the newer replacement.
+    const inAttempt = ds.taskId !== null && ds.attempt !== null;
+    const madeHere = ds.created?.has(existing.id) ?? false;
+    const earlier = inAttempt && madeHere ? await findParkedFor(ds.db, existing.id) : undefined;
+    const park = inAttempt && !madeHere;
     // After the swap the live name holds the new rows and `staging` the old ones.
     await swapTables(ds, r.placed.table, staging);
     let record: ObjectRecord;
     try {
-      record = await registerObject(ds, r, existing.id);
+      record = await registerObject(ds, r, existing.id, async (tx) => {
+        if (park) await insertParked(tx, { parkedTable: staging, row: existing, replacementId: r.placed.id, taskId: ds.taskId!, attempt: ds.attempt!, nowMs: ds.clock.now() });
+        if (earlier) await reassignParked(tx, earlier.parked_table, r.placed.id);
+      });
     } catch (error) {
       await swapTables(ds, r.placed.table, staging).catch(() => undefined);
       await ds.columns.command(sql`DROP TABLE IF EXISTS ${qualified(ds, staging)}`).catch(() => undefined);
       throw error;
     }
     columnCache.delete(existing.id);
-    // The old rows wait in `staging` until the attempt ends, unless the attempt made them itself:
-    // a failed attempt puts back what it replaced (its cleanup drops what it made, so the object
-    // was gone: neither version was left).
-    const earlier = ds.replaced?.get(existing.id);
-    if (ds.replaced && (earlier || !ds.created?.has(existing.id))) {
-      ds.replaced.delete(existing.id);
-      ds.replaced.set(record.id, earlier ?? { row: existing, parked: staging });
-      if (earlier) await ds.columns.command(sql`DROP TABLE IF EXISTS ${qualified(ds, staging)}`);
-      return record;
-    }
-    await ds.columns.command(sql`DROP TABLE IF EXISTS ${qualified(ds, staging)}`);
+    if (!park) await ds.columns.command(sql`DROP TABLE IF EXISTS ${qualified(ds, staging)}`);
     return record;
   });
-}
-
-/**
- * At the end of an attempt, the objects it replaced: dropped when it succeeded; put back when it
- * failed, as they were (same id, table and rows), unless another run replaced or deleted the name
- * since. Returns the ids of the replacements it put the old objects back in place of: those are
- * gone, and no cleanup may drop their table (it holds the old rows again).
- */
-export async function settleReplaced(ds: DataScope, succeeded: boolean): Promise<Set<bigint>> {
-  const undone = new Set<bigint>();
-  for (const [replacementId, { row, parked }] of ds.replaced ?? []) {
-    if (succeeded) {
-      await ds.columns.command(sql`DROP TABLE IF EXISTS ${qualified(ds, parked)}`);
-      continue;
-    }
-    await withNameLease(ds, row.table_name, async () => {
-      const live = await findObjectByTable(ds.db, row.table_name);
-      if (live?.id === replacementId) {
-        // The live name holds the old rows again, `parked` the failed attempt's.
-        await swapTables(ds, row.table_name, parked);
-        await ds.db.transaction().execute(async (tx) => {
-          await deleteObjectRow(tx, replacementId, ds.clock.now());
-          await tx.deleteFrom("dropped_objects").where("id", "=", row.id).execute();
-          await insertObject(tx, row);
-        });
-        columnCache.delete(replacementId);
-        undone.add(replacementId);
-      }
-      await ds.columns.command(sql`DROP TABLE IF EXISTS ${qualified(ds, parked)}`);
-    });
-  }
-  ds.replaced?.clear();
-  return undone;
 }
 
 /** `build(table)`, dropping what it left behind when it fails. */
@@ -214,7 +172,7 @@ async function buildInto(ds: DataScope, table: string, build: (table: string) =>
  * which the server runs back to back. When the live table is gone (deleted meanwhile), the new one
  * simply takes its name.
  */
-async function swapTables(ds: DataScope, live: string, staging: string): Promise<void> {
+export async function swapTables(ds: DataScope, live: string, staging: string): Promise<void> {
   const features = await ds.columns.features();
   const exists = await ds.columns.query<{ n: number }>(sql`SELECT count() AS n FROM system.tables WHERE database = ${ds.columns.database} AND name = ${live}`);
   if (Number(exists[0]?.n ?? 0) === 0) {
@@ -235,7 +193,7 @@ async function swapTables(ds: DataScope, live: string, staging: string): Promise
  * Runs `work` holding the lease on `table`: waits for another holder (polling, up to NAME_WAIT_MS),
  * renews the lease while the work runs, releases it after.
  */
-async function withNameLease<T>(ds: DataScope, table: string, work: () => Promise<T>): Promise<T> {
+export async function withNameLease<T>(ds: DataScope, table: string, work: () => Promise<T>): Promise<T> {
   const holder = `${ds.ids.next()}`;
   const deadline = Date.now() + NAME_WAIT_MS;
   for (let pause = 10; !(await tryTakeName(ds.db, table, holder, ds.clock.now(), ds.clock.now() + NAME_LEASE_MS)); pause = Math.min(200, pause * 2)) {
@@ -255,11 +213,12 @@ async function withNameLease<T>(ds: DataScope, table: string, work: () => Promis
 }
 
 /** Registers a built table with its operation log; with `replacing`, that row goes in the same transaction. */
-async function registerObject(ds: DataScope, r: Registration, replacing: bigint | null): Promise<ObjectRecord> {
+async function registerObject(ds: DataScope, r: Registration, replacing: bigint | null, alsoInTransaction?: (tx: Store) => Promise<void>): Promise<ObjectRecord> {
   const now = ds.clock.now();
   try {
     await ds.db.transaction().execute(async (tx) => {
       if (replacing !== null) await deleteObjectRow(tx, replacing);
+      await alsoInTransaction?.(tx);
       await insertObject(tx, {
         id: r.placed.id,
         name: r.placed.name,
@@ -304,6 +263,9 @@ export type ColumnList = { name: string; type: string }[];
  * a new id), and every round trip to the engine costs milliseconds, so each is described once.
  */
 const columnCache = new Map<bigint, ColumnList>();
+
+/** Forgets an object's columns (its table now holds other rows: objects/parking.ts). */
+export const forgetColumns = (id: bigint): void => void columnCache.delete(id);
 const COLUMN_CACHE_SIZE = 10_000;
 
 export function rememberColumns(id: bigint, columns: ColumnList): void {

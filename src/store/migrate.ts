@@ -22,6 +22,7 @@ import * as taskAttempts from "./migrations/017-task-attempts.js";
 import * as deletedJobs from "./migrations/018-deleted-jobs.js";
 import * as attemptWorkers from "./migrations/019-attempt-workers.js";
 import * as usernameCase from "./migrations/020-username-case.js";
+import * as parkedObjects from "./migrations/021-parked-objects.js";
 
 const MIGRATIONS: Record<string, Migration> = {
   "001-initial": initial,
@@ -44,6 +45,7 @@ const MIGRATIONS: Record<string, Migration> = {
   "018-deleted-jobs": deletedJobs,
   "019-attempt-workers": attemptWorkers,
   "020-username-case": usernameCase,
+  "021-parked-objects": parkedObjects,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => MIGRATIONS };

@@ -213,6 +213,17 @@ export interface DroppedObjectsTable {
   dropped_at: Big;
 }
 
+/** An object a running attempt replaced, waiting for the attempt's end (migrations/021). */
+export interface ParkedObjectsTable {
+  parked_table: string;
+  object_id: Big;
+  object_row: string;
+  replacement_id: Big;
+  task_id: Big;
+  attempt: number;
+  parked_at: Big;
+}
+
 /** An external input of a load: a file path or a URL (migrations/011). */
 export interface ObjectSourcesTable {
   op_id: Big;
@@ -273,6 +284,7 @@ export interface Database {
   object_inputs: ObjectInputsTable;
   column_lineage: ColumnLineageTable;
   dropped_objects: DroppedObjectsTable;
+  parked_objects: ParkedObjectsTable;
   object_sources: ObjectSourcesTable;
 }
 
