@@ -4,6 +4,8 @@
 import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
+import { planRun, startRun } from "../src/engine/start-run.js";
+import { findRegisteredJob } from "../src/store/registered-jobs.js";
 import { forEachBackend } from "./support/backends.js";
 import { entry } from "./support/engine.js";
 import { type Harness, startHarness } from "./support/harness.js";
@@ -68,5 +70,19 @@ forEachBackend("registered jobs' kwargs schema after the job changed", (backend)
     await h.call("run_job", { name: "grows", kwargs: { n: 1, m: "x" } });
     const after = (await h.call("list_registered_jobs", { name: "grows" })) as { items: { kwargs_schema: { properties: object } }[] };
     expect(Object.keys(after.items[0]!.kwargs_schema.properties)).toEqual(["n", "m"]);
+  });
+
+  // Found by review: a run planned before a re-registration overwrote its newer schema.
+  it("leaves a registration made while a run was being planned as it is", async () => {
+    writeFileSync(join(folder, "grows.ts"), module("n: z.number()"));
+    await h.call("register_job", { entrypoint: `${folder}/grows.ts:grows`, name: "grows_race", replace: true });
+    writeFileSync(join(folder, "grows.ts"), module("n: z.number(), m: z.string().optional()"));
+    const registered = (await findRegisteredJob(h.service.db, "grows_race"))!;
+    const plan = await planRun(h.service.jobs, h.service.config, { registered, runType: "MANUAL", kwargs: { n: 1 } });
+    writeFileSync(join(folder, "grows.ts"), module("n: z.number(), m: z.string().optional(), k: z.boolean().optional()"));
+    await h.call("register_job", { entrypoint: `${folder}/grows.ts:grows`, name: "grows_race", replace: true });
+    await startRun(h.service.db, h.service.ids, h.service.clock, h.service.config, plan);
+    const stored = (await h.call("list_registered_jobs", { name: "grows_race" })) as { items: { kwargs_schema: { properties: object } }[] };
+    expect(Object.keys(stored.items[0]!.kwargs_schema.properties)).toEqual(["n", "m", "k"]);
   });
 });

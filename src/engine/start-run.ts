@@ -47,7 +47,7 @@ export interface RunRequest {
    * registration shows: recorded with the run, so the registration describes the code that runs
    * (the web app's editor checks arguments against it, and refused a field the job had gained).
    */
-  refreshedSchema?: string | null;
+  refreshedSchema?: { from: string | null; to: string | null };
 }
 
 export interface PlanSource {
@@ -78,7 +78,7 @@ export async function planRun(jobs: JobInspector, config: Pick<Config, "defaultP
   const job = await jobs.inspect(entrypoint, source.parsedKwargs ? undefined : merged);
   const schemaText = job.kwargsSchema === null ? null : JSON.stringify(job.kwargsSchema);
   return {
-    refreshedSchema: registered && registered.kwargs_schema !== schemaText ? schemaText : undefined,
+    refreshedSchema: registered && registered.kwargs_schema !== schemaText ? { from: registered.kwargs_schema, to: schemaText } : undefined,
     name: registered?.name ?? job.name,
     entrypoint,
     kwargs: job.kwargs ?? merged,
@@ -171,7 +171,7 @@ export async function startRunIf(
   const started = await db.transaction().execute(async (tx) => {
     if (!(await guard(tx, jobId))) return false;
     // Only the registration this run was planned from (one replaced meanwhile says its own).
-    if (run.refreshedSchema !== undefined && run.registeredName !== null) await updateKwargsSchema(tx, run.registeredName, run.entrypoint, run.refreshedSchema);
+    if (run.refreshedSchema !== undefined && run.registeredName !== null) await updateKwargsSchema(tx, run.registeredName, run.entrypoint, run.refreshedSchema.from, run.refreshedSchema.to);
     await insertJob(tx, job);
     await insertTask(tx, { ...entry, ready_at: run.refusal === undefined ? now : null });
     // A run refused at its start (its module does not load) is a failed run like any other.

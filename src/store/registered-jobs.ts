@@ -37,9 +37,18 @@ const rowValues = (r: NewRegisteredJob) => ({
   overlap: r.overlap,
 });
 
-/** A registration's kwargs JSON Schema, as its job's code now declares it (start-run.ts). */
-export async function updateKwargsSchema(db: Store, name: string, entrypoint: string, schema: string | null): Promise<void> {
-  await db.updateTable("registered_jobs").set({ kwargs_schema: schema }).where("name", "=", name).where("entrypoint", "=", entrypoint).execute();
+/**
+ * A registration's kwargs JSON Schema, as its job's code now declares it (start-run.ts); only where
+ * it still holds the one the run was planned against: a registration made meanwhile says its own.
+ */
+export async function updateKwargsSchema(db: Store, name: string, entrypoint: string, from: string | null, to: string | null): Promise<void> {
+  await db
+    .updateTable("registered_jobs")
+    .set({ kwargs_schema: to })
+    .where("name", "=", name)
+    .where("entrypoint", "=", entrypoint)
+    .where((eb) => (from === null ? eb("kwargs_schema", "is", null) : eb("kwargs_schema", "=", from)))
+    .execute();
 }
 
 /** Inserts a registration; throws the database's unique violation when the name exists. */
