@@ -181,6 +181,12 @@ describe.runIf(distributed)("server start in distributed mode", () => {
       expect(refused.stderr.trim().split("\n"), args.join(" ")).toHaveLength(1);
       expect(refused.stderr).toMatch(/PostgreSQL at postgres:\/\/someone:\*\*\*@127\.0\.0\.1:1\/nowhere cannot be reached: ECONNREFUSED/);
     }
+    // --json prints the refusal's Problem, as the operations' commands do (found by review).
+    for (const args of [["migrate", "--json"], ["job", "list", "--json"]]) {
+      const refused = run(args, noSql);
+      expect(refused.status, args.join(" ")).toBe(10);
+      expect(JSON.parse(refused.stdout), args.join(" ")).toMatchObject({ status: 503, code: "sql_unreachable" });
+    }
     const noClickHouse = { SERVICE_CH_URL: "http://127.0.0.1:9/nowhere" };
     expect(run(["migrate"], {}).status).toBe(0);
     for (const args of [["data", "list"], ["worker", "start"], ["background", "start"]]) {

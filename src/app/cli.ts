@@ -6,7 +6,7 @@ import { Argument, Command, CommanderError } from "commander";
 import { ConfigError, colorWanted, digitsValue, loadConfig, requestedLogFormat, type Config } from "../core/config.js";
 import { MAX_WORKER_CONCURRENCY, MAX_WORKER_TASKS } from "../core/worker-limits.js";
 import { visibleControls } from "../core/control-chars.js";
-import { ERROR_KINDS, EXIT_CODES, conflict, invalid, isServiceError, storeOutage } from "../core/errors.js";
+import { ERROR_KINDS, EXIT_CODES, conflict, invalid, isServiceError, storeOutage, toProblem } from "../core/errors.js";
 import { openColumnStore } from "../data/client.js";
 import { type AnyOperation, SYNTHETIC_ADMIN, invoke, operations } from "../operations/index.js";
 import { EXIT_JOB_NOT_COMPLETED, JobNotCompleted, addOperationCommands, type Caller, examplesHelp } from "../surfaces/cli/program.js";
@@ -345,6 +345,16 @@ function addLifecycleCommands(
       const config = getConfig();
       const db = openStore(config.sql);
       try {
+        await migrate();
+      } catch (error) {
+        // --json prints a refusal's Problem, as the operations' commands do.
+        if (options.json && isServiceError(error)) streams.out(JSON.stringify(toProblem(error), null, 2));
+        throw error;
+      } finally {
+        await db.destroy();
+      }
+
+      async function migrate(): Promise<void> {
         // A running local server migrated its home when it started, and holds chDB's lock: this
         // command said "unexpected failure: Failed to create connection" (exit 10).
         const server = config.mode === "local" ? readLiveServer(config.home) : undefined;
@@ -363,8 +373,6 @@ function addLifecycleCommands(
         await columns.close();
         if (options.json) streams.out(JSON.stringify({ migrations_applied: applied }, null, 2));
         else streams.out(applied.length ? `Applied ${applied.join(", ")}` : "Schema is up to date");
-      } finally {
-        await db.destroy();
       }
     });
 

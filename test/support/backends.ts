@@ -76,10 +76,26 @@ const distributed: Backend = {
     const schema = pgSchemaOf(env.SERVICE_SQL_URL!);
     if (process.env.JOBHOUSE_TEST_SCHEMA_LIST) appendFileSync(process.env.JOBHOUSE_TEST_SCHEMA_LIST, schema + "\n");
     const database = new URL(env.SERVICE_CH_URL!).pathname.slice(1);
-    await fetch(CH_URL, { method: "POST", body: `DROP DATABASE IF EXISTS ${database}` });
+    await postToClickHouse(`DROP DATABASE IF EXISTS ${database}`);
     rmSync(env.SERVICE_HOME!, { recursive: true, force: true });
   },
 };
+
+/**
+ * A statement to the ClickHouse server, tried once more on a socket the server had closed: fetch
+ * reuses a pooled connection, which 18.16 closes after 3 s idle ("other side closed").
+ */
+async function postToClickHouse(statement: string): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      const response = await fetch(CH_URL, { method: "POST", body: statement });
+      if (!response.ok) throw new Error(`ClickHouse answered ${response.status}: ${await response.text()}`);
+      return;
+    } catch (error) {
+      if (attempt >= 3 || (error as { cause?: { code?: string } }).cause?.code !== "UND_ERR_SOCKET") throw error;
+    }
+  }
+}
 
 /** Whether the distributed services answer; CI requires them (JOBHOUSE_TEST_REQUIRE_ALL=1). */
 async function distributedAvailable(): Promise<boolean> {

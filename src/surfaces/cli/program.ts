@@ -128,7 +128,9 @@ export function addOperationCommands(program: Command, operations: readonly AnyO
         // `--json` prints the REST body (CONTRACT §7), and a refusal's REST body is its Problem:
         // a script reading standard output got nothing. The line on stderr and the exit code stay.
         const refusal = storeOutage(error) ?? error;
-        if ((format === "json" || format === "yaml") && isServiceError(refusal)) io.out(format === "json" ? JSON.stringify(toProblem(refusal), null, 2) : toYaml(toProblem(refusal)));
+        // One line where the output is one JSON object per line (--follow).
+        const indent = options.follow ? undefined : 2;
+        if ((format === "json" || format === "yaml") && isServiceError(refusal)) io.out(format === "json" ? JSON.stringify(toProblem(refusal), null, indent) : toYaml(toProblem(refusal)));
         throw error;
       }
     });
