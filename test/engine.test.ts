@@ -522,7 +522,8 @@ forEachBackend("a stopping worker", (backend) => {
   });
 
   // Found by trying the product: after stop_worker, a job whose last task ended on the stopping
-  // worker stayed RUNNING until that worker's other (long) task ended too.
+  // worker stayed RUNNING until that worker's other (long) task ended too. (Only the distributed
+  // case failed without the fix; the local one guards the same behaviour there.)
   it("ends a job as its last task ends there, not when the worker's last task does", async () => {
     const long = (await h.call("run_job", { name: entry("sleepy"), kwargs: { ms: 8_000 } })) as { id: string };
     const short = (await h.call("run_job", { name: entry("sleepy"), kwargs: { ms: 800 } })) as { id: string };
