@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { ConfigError, colorWanted, loadConfig } from "./config.js";
+import { ConfigError, colorWanted, loadConfig, redactUrl } from "./config.js";
 
 describe("loadConfig", () => {
   it("defaults to local mode under SERVICE_HOME", () => {
@@ -35,6 +35,17 @@ describe("loadConfig", () => {
   });
 
   // Found by trying the product: a file as the home was "unexpected failure: EEXIST …", exit 10.
+  // Found by a security trial: these printed the password, or its end.
+  it("hides a store URL's password in every shape a URL can hold one", () => {
+    expect(redactUrl("postgres://me:s3cret@db:5432/x")).toBe("postgres://me:***@db:5432/x");
+    expect(redactUrl("postgres://postgres:P@ss@127.0.0.1:1/x")).toBe("postgres://postgres:***@127.0.0.1:1/x");
+    expect(redactUrl("postgres://:OnlyPw@127.0.0.1:1/x")).toBe("postgres://:***@127.0.0.1:1/x");
+    expect(redactUrl("postgres://postgres@127.0.0.1:1/x?password=QsPw&sslmode=disable")).toBe("postgres://postgres@127.0.0.1:1/x?password=***&sslmode=disable");
+    expect(redactUrl("http://127.0.0.1:1/db?user=default&password=ChPw")).toBe("http://127.0.0.1:1/db?user=default&password=***");
+    expect(redactUrl("postgres://db/x")).toBe("postgres://db/x");
+    expect(redactUrl("sqlite:/home/me/store.db")).toBe("sqlite:/home/me/store.db");
+  });
+
   it("refuses a SERVICE_HOME that is a file, naming it", () => {
     expect(() => loadConfig({ SERVICE_HOME: "/etc/passwd" })).toThrow(new ConfigError("SERVICE_HOME /etc/passwd is not a directory: name a folder (it is made if missing)"));
   });

@@ -273,9 +273,17 @@ function describe(raw: string | undefined): string {
   return raw === undefined ? "(unset)" : redactUrl(raw);
 }
 
-/** A store URL fit to print: never echo its password. */
+/**
+ * A store URL fit to print: never echo its password, wherever the URL holds one. The user part
+ * ends at the authority's last "@" (pg splits there: an unencoded "@" in the password showed its
+ * end), the user may be empty ("//:secret@"), and a query parameter can carry it (`?password=`).
+ */
 export function redactUrl(url: string): string {
-  return url.replace(/\/\/([^:/@]+):[^@]*@/, "//$1:***@");
+  const userHidden = url.replace(/^([A-Za-z][A-Za-z0-9+.-]*:\/\/)([^/?#]*)@/, (_, scheme: string, userinfo: string) => {
+    const colon = userinfo.indexOf(":");
+    return `${scheme}${colon < 0 ? userinfo : `${userinfo.slice(0, colon)}:***`}@`;
+  });
+  return userHidden.replace(/([?&][^=&#]*(?:pass|pwd|secret|token)[^=&#]*=)[^&#]*/gi, "$1***");
 }
 
 /**
