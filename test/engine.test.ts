@@ -569,6 +569,11 @@ forEachBackend("entrypoint and kwargs validation", (backend) => {
     // Saying where a relative path is read from (found by trying the product: a user in another
     // directory than the server's took it for a wrong name).
     ["a missing file", "test/fixtures/nope.ts:job", /module file "test\/fixtures\/nope.ts" does not exist under the job roots: a relative path is read from each job root \(the directory the server/],
+    // Outside the roots, whether the file exists or not (found by a security trial: the two
+    // answers told which files the server has).
+    ["a file outside the roots", "/etc/passwd:job", /module "\/etc\/passwd" is refused: entrypoint modules must be files under the job roots/],
+    ["a missing file outside the roots", "/etc/nonexistent-file:job", /module "\/etc\/nonexistent-file" is refused: entrypoint modules must be files under the job roots/],
+    ["a relative path leading out", "../../../etc/nonexistent-file:job", /is refused: entrypoint modules must be files under the job roots/],
     ["a missing export", entry("nothingHere"), /has no export "nothingHere"/],
     ["a non-job export", entry("notAJob"), /export "notAJob" of "test\/fixtures\/jobs.ts" is not a job/],
     ["a task instead of a job", entry("aTask"), /is a task, not a job/],

@@ -73,10 +73,20 @@ export function moduleUrl(module: string): string {
   const roots = [...jobRoots, EXAMPLES_ROOT].map(realRoot).filter((root): root is string => root !== null);
   const candidates = isAbsolute(module) ? [module] : jobRoots.map((root) => resolve(root, module));
   if (module.startsWith(EXAMPLES_PREFIX)) candidates.push(resolve(EXAMPLES_ROOT, module.slice(EXAMPLES_PREFIX.length)));
-  for (const candidate of candidates) {
+  // A path outside every root is refused before anything looks at it: whether it existed told a
+  // caller which files the server has (/etc/passwd refused, /etc/nonexist "does not exist").
+  const spelledRoots = [...jobRoots, EXAMPLES_ROOT].map((root) => resolve(root)).concat(roots);
+  const inside = candidates.filter((candidate) => spelledRoots.some((root) => insideOf(root, candidate)));
+  if (inside.length === 0) throw invalid(`module "${module}" is refused: ${ROOTS_RULE}`);
+  for (const candidate of inside) {
     if (!existsSync(candidate)) continue;
     // Symlinks and `..` are resolved before the check: the file itself must live under a root.
-    const real = realpathSync(candidate);
+    let real: string;
+    try {
+      real = realpathSync(candidate);
+    } catch {
+      continue; // gone, or unreadable, since it was seen: not there (a raw ENOENT named our paths)
+    }
     // The innermost root that holds it: an installed package's examples lie in the project's
     // node_modules, under the working directory too, and were refused as an installed package's.
     const root = roots.filter((r) => insideOf(r, real)).sort((a, b) => b.length - a.length)[0];
