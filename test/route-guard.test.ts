@@ -207,6 +207,13 @@ forEachBackend("the route guard", (backend) => {
       // The server's own pages and clients that send no Origin (CLI, curl, agents) are served.
       expect((await run(`http://${host}`)).statusCode).toBe(404);
       expect((await run()).statusCode).toBe(404);
+      // Behind a TLS-terminating proxy (found by a security trial: every change from the web app
+      // was refused): its page is https, and the proxy says so. The host must still be ours.
+      const proxied = (origin: string) =>
+        h.app.inject({ method: "POST", url: "/api/v0/jobs:run", headers: { host, origin, "x-forwarded-proto": "https", "content-type": "application/json" }, payload: JSON.stringify({ name: "nope" }) });
+      expect((await proxied(`https://${host}`)).statusCode).toBe(404);
+      expect((await proxied("https://attacker.example")).statusCode).toBe(403);
+      expect((await proxied(`http://${host}`)).statusCode).toBe(403);
       // Reads stay readable from anywhere a Host allows (the API's own documents link them).
       expect((await h.app.inject({ method: "GET", url: "/api/v0/jobs", headers: { host, origin: "http://attacker.example" } })).statusCode).toBe(200);
     });

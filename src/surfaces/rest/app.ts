@@ -19,7 +19,7 @@ import { buildOpenApiDocument, problemResponse } from "./openapi.js";
 import { contentEncodingRefusal, problemFor, routerProblem, sendProblem } from "./problems.js";
 import { type RouteMethods, collectRouteMethods } from "./route-methods.js";
 import { createRefusalLog } from "./refusals.js";
-import { type HostPolicy, checkCanonicalPath, checkHost, checkOrigin, isLoopbackName } from "./request-guards.js";
+import { type HostPolicy, checkCanonicalPath, checkHost, checkOrigin, isLoopbackName, servedProtocol } from "./request-guards.js";
 import { MAX_PATH_PARAM_LENGTH, registerOperationRoutes } from "./routes.js";
 
 export interface RestAppOptions {
@@ -145,7 +145,7 @@ export async function buildHttpApp(
     try {
       checkCanonicalPath(request.method, request.url);
       checkHost(hosts, request.headers.host);
-      checkOrigin(request.method, request.headers.origin, request.headers.host, request.protocol);
+      checkOrigin(request.method, request.headers.origin, request.headers.host, servedProtocol(request.protocol, request.headers["x-forwarded-proto"]));
     } catch (error) {
       done(error as Error);
       return;

@@ -75,6 +75,18 @@ const SAFE_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
  * A browser sends `Origin` with cross-site requests; a mutating request is refused unless the
  * origin is this server itself (the same host and port the request was sent to).
  */
+/**
+ * The scheme the browser used: a TLS-terminating proxy in front (docs/SECURITY.md allows one)
+ * forwards plain HTTP and says `X-Forwarded-Proto: https`; the page's Origin is https, and every
+ * sign-in and change from the web app was refused. Trusting the header here opens nothing: a page
+ * of another origin cannot add it to a request without a CORS preflight, which this server never
+ * grants, and the Origin's host must still be this server's.
+ */
+export function servedProtocol(protocol: string, forwarded: string | string[] | undefined): string {
+  const first = (Array.isArray(forwarded) ? forwarded[0] : forwarded)?.split(",", 1)[0]?.trim().toLowerCase();
+  return first === "https" || first === "http" ? first : protocol;
+}
+
 export function checkOrigin(method: string, originHeader: string | undefined, hostHeader: string | undefined, protocol: string): void {
   if (SAFE_METHODS.has(method) || originHeader === undefined) return;
   let origin: URL | null = null;
