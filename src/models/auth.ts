@@ -21,8 +21,11 @@ export const Username = z
 export const Password = z.string().max(1024).describe("At least 8 characters and at most 72 bytes in UTF-8");
 
 export const LoginRequest = z.object({ username: z.string().max(200), password: Password });
-export const RefreshRequest = z.object({ refresh_token: z.string().max(200) });
-export const LogoutRequest = z.object({ refresh_token: z.string().max(200).describe("The refresh token to revoke") });
+// Long enough for any token a client may send in its place (an access token is refused as a
+// refresh token with 401, as any other unknown one; it was 422 at 200 characters).
+const PresentedToken = z.string().max(8192);
+export const RefreshRequest = z.object({ refresh_token: PresentedToken });
+export const LogoutRequest = z.object({ refresh_token: PresentedToken.describe("The refresh token to revoke") });
 
 export const TokenPair = z.object({
   access_token: z.string(),
