@@ -2,8 +2,7 @@
 // service context. Local mode runs both inside the server (SPEC "Backend modes").
 
 import { type BackgroundLoop, startBackgroundLoop } from "../engine/background.js";
-import { dropObjectsOfJobs, sweepFinishedTemps } from "../engine/cleanup.js";
-import { settleEndedAttempts } from "../objects/parking.js";
+import { dropObjectsOfJobs, sweepObjects } from "../engine/cleanup.js";
 import type { EngineDeps } from "../engine/runner.js";
 import { ThreadPool } from "../engine/thread-pool.js";
 import { Worker } from "../engine/worker.js";
@@ -91,8 +90,7 @@ export async function startEngine(service: OpenedService, options: EngineRuntime
           jobs: service.jobs,
           // Retention takes a deleted job's objects with it.
           onJobsDeleted: (jobIds) => dropObjectsOfJobs(service.db, service.columns, jobIds),
-          // Temps of ended jobs, and objects parked by attempts that ended unsettled (objects/parking.ts).
-          sweepObjects: async () => (await sweepFinishedTemps(service.db, service.columns)) + (await settleEndedAttempts(service, service.columns)),
+          sweepObjects: () => sweepObjects(service),
           ownWorkers: () => [current.id],
           describeJob: describeJobFor(service.db),
         },

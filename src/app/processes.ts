@@ -7,8 +7,7 @@ import { invalid, isServiceError, unavailable } from "../core/errors.js";
 import { openColumnStore } from "../data/client.js";
 import { startBackgroundLoop } from "../engine/background.js";
 import { describeJobFor } from "./job-describer.js";
-import { dropObjectsOfJobs, sweepFinishedTemps } from "../engine/cleanup.js";
-import { settleEndedAttempts } from "../objects/parking.js";
+import { dropObjectsOfJobs, sweepObjects } from "../engine/cleanup.js";
 import { type Store, openStore } from "../store/db.js";
 import { pendingMigrations } from "../store/migrate.js";
 import { EXIT_START_AGAIN, openService } from "./context.js";
@@ -97,8 +96,7 @@ export async function runBackgroundProcess(config: Config): Promise<number> {
     const loop = startBackgroundLoop({
       ...service,
       onJobsDeleted: (jobIds) => dropObjectsOfJobs(service.db, service.columns, jobIds),
-      // Temps of ended jobs, and objects parked by attempts that ended unsettled (objects/parking.ts).
-      sweepObjects: async () => (await sweepFinishedTemps(service.db, service.columns)) + (await settleEndedAttempts(service, service.columns)),
+      sweepObjects: () => sweepObjects(service),
       describeJob: describeJobFor(service.db),
     });
     service.log.info(`background process started (pid ${process.pid})`);

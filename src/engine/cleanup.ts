@@ -11,6 +11,9 @@ import { findReusersOfJob } from "../store/tasks.js";
 import { OPEN_TASK_STATUSES, TERMINAL_JOB_STATUSES } from "../core/statuses.js";
 import type { DataObjectRow } from "../store/schema.js";
 import { dropObject } from "../objects/object-registry.js";
+import { settleEndedAttempts } from "../objects/parking.js";
+import type { Clock } from "../core/clock.js";
+import type { IdGenerator } from "../core/ids.js";
 import { collectObjectNames, collectReferences } from "./references.js";
 import { resolveResults } from "./results.js";
 
@@ -206,6 +209,14 @@ export async function sweepFinishedTemps(db: Store, columns: () => Promise<Colum
   let dropped = 0;
   for (const { job_id } of rows) dropped += await dropFinishedTemps(db, columns, job_id!);
   return dropped;
+}
+
+/**
+ * The background loop's sweep of objects (local start and `background start` alike): temps of
+ * ended jobs, and objects parked by attempts that ended unsettled (objects/parking.ts).
+ */
+export async function sweepObjects(service: { db: Store; ids: IdGenerator; clock: Clock; columns: () => Promise<ColumnStore> }): Promise<number> {
+  return (await sweepFinishedTemps(service.db, service.columns)) + (await settleEndedAttempts(service, service.columns));
 }
 
 /** Table names the registry places (CONTRACT §5) and the replacements built beside them. */

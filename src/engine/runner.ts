@@ -167,7 +167,8 @@ async function runAttempt(
    * replacements must stay, or neither version would be left.
    */
   const settleReplacedObjects = async (succeeded: boolean) => {
-    if (!scope) return;
+    // A replacement is an object the attempt made: without one there is nothing parked to look up.
+    if (!scope || objectsMade.size === 0) return;
     const ds = await scope;
     try {
       for (const id of await settleAttempt(ds, task.id, key.attempt, succeeded)) objectsMade.delete(id);

@@ -4,10 +4,10 @@
 
 import type { StreamEvent } from "../../models/events.js";
 import { type JobDetail, TERMINAL_JOB_STATUSES } from "../../models/jobs.js";
-import { TERMINAL_TASK_STATUSES, type TaskLogsView as TaskLogs } from "../../models/tasks.js";
+import { TERMINAL_TASK_STATUSES } from "../../models/tasks.js";
 import type { AnyOperation } from "../../operations/index.js";
 import type { Caller } from "./program.js";
-import { type LogPiece, logNotice } from "./task-log-text.js";
+import { type LogPiece, type LogRead, logNotice } from "./task-log-text.js";
 
 export interface EventFilter {
   jobId?: string;
@@ -110,8 +110,6 @@ export async function followJob(
   }
 }
 
-/** `host` is absent from a server older than this CLI. */
-type TaskLogsView = Omit<TaskLogs, "host"> & { host?: string | null };
 
 /**
  * `task logs <id> --follow`: prints the log so far, then what each attempt appends, until the task
@@ -147,7 +145,7 @@ export async function followTaskLog(
       const { status } = task;
       // An earlier attempt than the task's own is over (a later one is refused by get_task_logs).
       const ended = TERMINAL_TASK_STATUSES.includes(status as never) || (onlyAttempt !== undefined && onlyAttempt < Number(task.attempt));
-      const logs = (await call(getLogs, onlyAttempt === undefined ? { id: taskId } : { id: taskId, attempt: onlyAttempt })) as TaskLogsView;
+      const logs = (await call(getLogs, onlyAttempt === undefined ? { id: taskId } : { id: taskId, attempt: onlyAttempt })) as LogRead;
       // Following a task no worker has started printed nothing at all, for as long as it waited.
       if (status === "PENDING" && logs.attempt === null && !waitingSaid) {
         waitingSaid = true;

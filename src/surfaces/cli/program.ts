@@ -151,7 +151,7 @@ export function addOperationCommands(program: Command, operations: readonly AnyO
         const { attempt } = coerceTextInput(op, input) as { attempt?: number };
         // Text for a person (each piece ends with a newline, which the output stream adds again);
         // with --json one JSON object per line, as a script reads a stream: it printed raw text.
-        const write = format === "json" ? (piece: LogPiece) => io.out(JSON.stringify({ task_id: String(input.id), ...piece })) : (piece: LogPiece) => io.out(logPieceText(piece).replace(/\n$/, ""));
+        const write = format === "json" ? (piece: LogPiece) => io.out(JSON.stringify({ task_id: String(input.id), ...piece })) : printPiece;
         return followTaskLog(String(input.id), call, byName(), write, await io.watchEvents?.(), (line) => io.err(line), () => io.outClosed?.() ?? false, attempt);
       }
       const output = await call(op, coerceTextInput(op, input));
@@ -167,11 +167,16 @@ export function addOperationCommands(program: Command, operations: readonly AnyO
     }
   }
 
+  /** A piece of a log for a person; it ends with a newline, which the output stream adds again. */
+  function printPiece(piece: LogPiece): void {
+    io.out(logPieceText(piece).replace(/\n$/, ""));
+  }
+
   /** A log's text on stdout, as `--follow` prints it; why there is none on stderr. */
   function printLog(view: TaskLogsView): void {
     const notice = logNotice(view);
     if (notice) io.err(notice);
-    for (const piece of taskLogPieces(view)) io.out(logPieceText(piece).replace(/\n$/, ""));
+    taskLogPieces(view).forEach(printPiece);
   }
 
   function byName(): ReadonlyMap<string, AnyOperation> {

@@ -4,6 +4,9 @@
 import { visibleControls } from "../../core/control-chars.js";
 import type { TaskLogsView } from "../../models/tasks.js";
 
+/** A log as get_task_logs answers it; `host` is absent from a server older than this CLI. */
+export type LogRead = Omit<TaskLogsView, "host"> & { host?: string | null };
+
 /** What printing a log shows: its text, a later attempt's start, or bytes left unread. */
 export type LogPiece =
   | { kind: "text"; attempt: number; text: string }
@@ -21,7 +24,7 @@ export function logPieceText(piece: LogPiece): string {
 }
 
 /** Why a log has no text to print here, or undefined when it has. */
-export function logNotice(view: Omit<TaskLogsView, "host"> & { host?: string | null }, status?: string): string | undefined {
+export function logNotice(view: LogRead, status?: string): string | undefined {
   if (view.attempt === null) return `task ${view.task_id} has not started${status ? ` (${status})` : ""}: its log begins when a worker starts it`;
   if (!view.available && view.path !== null) return `the log of attempt ${view.attempt} is not readable from here: it is ${view.path} on ${view.host ? `${view.host}, the host of the worker that ran it` : "the host of the worker that ran it"}`;
   if (!view.available) return `attempt ${view.attempt} of task ${view.task_id} has no log file`;
@@ -32,7 +35,7 @@ export function logNotice(view: Omit<TaskLogsView, "host"> & { host?: string | n
  * `task logs <id>` for a person: the log's text as `--follow` prints it, the place a truncated log
  * starts marked (it printed the last 1 MiB as a `content:` field, with nothing saying bytes were cut).
  */
-export function taskLogPieces(view: TaskLogsView): LogPiece[] {
+export function taskLogPieces(view: LogRead): LogPiece[] {
   if (view.attempt === null || !view.available || view.content === "") return [];
   // The bytes before the content's: its size in UTF-8 is near enough to count them.
   const skipped = view.truncated ? Math.max(1, (view.size_bytes ?? 0) - Buffer.byteLength(view.content)) : 0;
