@@ -6,7 +6,7 @@
 // Both sides are timed the same way: from the moment the work is ready (jobhouse: the children's
 // ready_at; graphile: a run_at set slightly ahead) to the last completion.
 // Run: npm run bench:distributed [-- --runs 3 --workers 1,2,4 --n 10000 --chain 300 --only jobhouse
-// --profile /tmp/prof]
+// --profile /tmp/prof]; BENCH_CONCURRENCY=8 sets each worker's concurrency on both sides (default 4)
 
 import type { ChildProcess } from "node:child_process";
 import { join } from "node:path";
@@ -20,7 +20,8 @@ import { childrenCpuMs, postgresCpuMs, startChild, stopChildren } from "./proces
 
 const BIN = join(import.meta.dirname, "..", "bin", "jobhouse.mjs");
 const RUN_TS = join(import.meta.dirname, "..", "bin", "run-ts.mjs");
-const CONCURRENCY = 4;
+// An environment variable, not a flag: graphile-worker's runner is a child process of its own.
+const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 4);
 
 const argv = process.argv.slice(2);
 const args = new Map(argv.map((a, i, all) => [a, all[i + 1]]));
