@@ -940,6 +940,14 @@ forEachBackend("data plane", (backend) => {
     await create({ a: [1] }, { name: "purge_me_3" });
     const capped = (await h.http("POST", "/api/v0/objects:purge", { prefix: "purge_me_", limit: 1 })).body as { deleted: string[] };
     expect(capped.deleted).toEqual(["purge_me_3"]);
+    // A dry run names what the same purge would delete, and deletes nothing.
+    const preview = (await h.http("POST", "/api/v0/objects:purge", { prefix: "purge_me_", dry_run: true })).body as { deleted: string[]; would_delete: string[] };
+    expect(preview.deleted).toEqual([]);
+    expect([...preview.would_delete].sort()).toEqual(["purge_me_1", "purge_me_2"]);
+    const cliPreview = await h.cli("data", "purge", "--prefix", "purge_me_", "--dry-run");
+    expect(cliPreview.code).toBe(0);
+    expect(cliPreview.out).toMatch(/^Would delete 2 object\(s\): purge_me_\d, purge_me_\d \(dry run: nothing deleted\)/);
+    expect(((await h.http("GET", "/api/v0/objects?prefix=purge_me_")).body as { total: number }).total).toBe(2);
     const purge = await h.cli("data", "purge", "--prefix", "purge_me_", "--json");
     expect(JSON.parse(purge.out).deleted.sort()).toEqual(["purge_me_1", "purge_me_2"]);
     expect((await h.cli("data", "purge")).code).toBe(4);

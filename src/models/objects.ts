@@ -136,9 +136,17 @@ export const PurgeRequest = z.object({
   cursor: Cursor.optional().meta({ description: "Start after this cursor of list_objects", examples: ["OTEyMzcwODgxOTk1OTExMTY4"] }),
   before: DateTimeInput.optional().describe("Only objects created before this time"),
   after: DateTimeInput.optional().describe("Only objects created after this time"),
+  dry_run: z
+    .boolean()
+    .default(false)
+    .meta({ description: "Delete nothing: list in `would_delete` what the same request would delete", examples: [true] }),
 });
 
-export const PurgeResult = z.object({ deleted: z.array(z.string()) });
+export const PurgeResult = z.object({
+  deleted: z.array(z.string()).describe("The names of the objects deleted (none on a dry run)"),
+  would_delete: z.array(z.string()).optional().describe("On a dry run: the names the purge would delete"),
+});
+export type PurgeResult = z.infer<typeof PurgeResult>;
 
 /** A page of ObjectView (list responses are named for generated clients). */
 export const ObjectPage = Page(ObjectView);

@@ -20,9 +20,9 @@ export const purgeObjects = defineOperation({
   input: PurgeRequest,
   output: PurgeResult,
   http: { method: "POST", path: "/objects:purge" },
-  cli: { command: "data purge", examples: ["jobhouse data purge --prefix tmp_"], confirm: (r: { deleted: string[] }) => `Deleted ${r.deleted.length} object(s)${r.deleted.length ? ": " + r.deleted.join(", ") : ""}` },
+  cli: { command: "data purge", examples: ["jobhouse data purge --prefix tmp_ --dry-run", "jobhouse data purge --prefix tmp_"], confirm: purgeConfirmation },
   async handler(filter, { db, columns }) {
-    const { prefix, scope, before, after, limit, cursor } = filter;
+    const { prefix, scope, before, after, limit, cursor, dry_run } = filter;
     // One request must not delete everything by accident.
     if (prefix === undefined && scope === undefined && before === undefined && after === undefined) {
       throw invalid("purge needs at least one of prefix, scope, before, after");
@@ -32,10 +32,20 @@ export const purgeObjects = defineOperation({
       limit === undefined && cursor === undefined
         ? await findAllObjects(db, query)
         : (await listObjects(db, { ...query, limit: limit ?? MAX_LIMIT, cursor })).rows;
+    // A running job's temp objects are left to it (see inUseByRunningJob).
+    if (dry_run) {
+      const wouldDelete: string[] = [];
+      for (const row of rows) if (!(await inUseByRunningJob(db, row))) wouldDelete.push(row.name);
+      return { deleted: [], would_delete: wouldDelete };
+    }
     const store = await columns();
     const deleted: string[] = [];
-    // A running job's temp objects are left to it (see inUseByRunningJob).
     for (const row of rows) if (!(await inUseByRunningJob(db, row)) && (await dropObject(db, store, row))) deleted.push(row.name);
     return { deleted };
   },
 });
+
+function purgeConfirmation(result: PurgeResult): string {
+  const names = (list: string[]) => `${list.length} object(s)${list.length ? ": " + list.join(", ") : ""}`;
+  return result.would_delete ? `Would delete ${names(result.would_delete)} (dry run: nothing deleted)` : `Deleted ${names(result.deleted)}`;
+}
