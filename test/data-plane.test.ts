@@ -924,6 +924,25 @@ forEachBackend("data plane", (backend) => {
     });
   });
 
+  // Found by trying the product: a delete or purge landing while a task replaced the same name
+  // failed the task on a missing table (or dropped the new table under the old row).
+  it("a delete or purge waits for a build of the same name to finish", async () => {
+    const { tryTakeName, releaseName } = await import("../src/store/name-locks.js");
+    for (const how of ["delete", "purge"] as const) {
+      const name = `leased_${how}`;
+      const made = await create({ a: [1] }, { name });
+      // A builder holds the name, as makeObject does while it builds and swaps a replacement.
+      expect(await tryTakeName(ds.db, made.table, "builder", Date.now(), Date.now() + 30_000)).toBe(true);
+      const request = how === "delete" ? h.http("DELETE", `/api/v0/objects/${name}`) : h.http("POST", "/api/v0/objects:purge", { prefix: name });
+      await new Promise((resolve) => setTimeout(resolve, 400));
+      expect(((await h.http("GET", `/api/v0/objects/${name}`)).status)).toBe(200);
+      await releaseName(ds.db, made.table, "builder");
+      const answer = await request;
+      expect(answer.status).toBe(how === "delete" ? 204 : 200);
+      expect((await h.http("GET", `/api/v0/objects/${name}`)).status).toBe(404);
+    }
+  });
+
   it("lists, gets, deletes and purges objects through REST, MCP and the CLI", async () => {
     await create({ a: [1] }, { name: "obj_rest" });
     await create({ a: [1] }, { name: "obj_cli" });

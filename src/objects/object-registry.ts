@@ -190,15 +190,15 @@ export async function swapTables(ds: DataScope, live: string, staging: string): 
 }
 
 /**
- * Runs `work` holding the lease on `table`: waits for another holder (polling, up to NAME_WAIT_MS),
- * renews the lease while the work runs, releases it after.
+ * Runs `work` holding the lease on `table`: waits for another holder (polling, up to `waitMs`, then
+ * 409 name_busy), renews the lease while the work runs, releases it after.
  */
-export async function withNameLease<T>(ds: DataScope, table: string, work: () => Promise<T>): Promise<T> {
+export async function withNameLease<T>(ds: Pick<DataScope, "db" | "ids" | "clock">, table: string, work: () => Promise<T>, waitMs = NAME_WAIT_MS): Promise<T> {
   const holder = `${ds.ids.next()}`;
-  const deadline = Date.now() + NAME_WAIT_MS;
+  const deadline = Date.now() + waitMs;
   for (let pause = 10; !(await tryTakeName(ds.db, table, holder, ds.clock.now(), ds.clock.now() + NAME_LEASE_MS)); pause = Math.min(200, pause * 2)) {
     if (Date.now() > deadline) {
-      throw conflict(`another task has been building "${table}" for over ${NAME_WAIT_MS / 1000} s: try again later`, "name_busy");
+      throw conflict(`another task has been building "${table}" for over ${waitMs / 1000} s: try again later`, "name_busy");
     }
     await new Promise((resolve) => setTimeout(resolve, pause));
   }

@@ -5,7 +5,8 @@ import { NoContent } from "../../models/common.js";
 import { ObjectRef } from "../../models/objects.js";
 import { defineOperation } from "../define.js";
 import { requireObject } from "../lookups.js";
-import { dropObjectOrFail, inUseByRunningJob, tempInUse } from "./drop-objects.js";
+import { dropUnderLease, inUseByRunningJob, tempInUse } from "./drop-objects.js";
+import { notFound } from "../../core/errors.js";
 
 export const deleteObject = defineOperation({
   name: "delete_object",
@@ -21,10 +22,15 @@ export const deleteObject = defineOperation({
   output: NoContent,
   http: { method: "DELETE", path: "/objects/:name", status: 204 },
   cli: { command: "data delete <name>", examples: ["jobhouse data delete sales_by_region"], confirm: () => "Deleted" },
-  async handler({ name }, { db, columns }) {
-    const row = await requireObject(db, name);
-    if (await inUseByRunningJob(db, row)) throw tempInUse(row);
-    await dropObjectOrFail(db, await columns(), row);
+  async handler({ name }, ctx) {
+    const usable = async () => {
+      const row = await requireObject(ctx.db, name);
+      if (await inUseByRunningJob(ctx.db, row)) throw tempInUse(row);
+      return row;
+    };
+    // Looked up again under the name's lease: a replacement in progress finishes first.
+    const row = await usable();
+    if (!(await dropUnderLease(ctx, await ctx.columns(), row, usable))) throw notFound(`data object "${row.name}" was deleted meanwhile`);
     return undefined;
   },
 });

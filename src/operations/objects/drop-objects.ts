@@ -1,15 +1,39 @@
 // Dropping objects from operations: the table first, then its registry row (a guarded delete, so
 // a racing delete of the same object reports "not found" instead of a false success).
 
-import { conflict, notFound } from "../../core/errors.js";
+import { conflict } from "../../core/errors.js";
 import { OPEN_JOB_STATUSES } from "../../core/statuses.js";
 import type { ColumnStore } from "../../data/client.js";
-import { dropObject } from "../../objects/object-registry.js";
+import { dropObject, withNameLease } from "../../objects/object-registry.js";
+import type { OperationContext } from "../context.js";
 import type { Store } from "../../store/db.js";
 import type { DataObjectRow } from "../../store/schema.js";
 
-export async function dropObjectOrFail(db: Store, columns: ColumnStore, row: DataObjectRow): Promise<void> {
-  if (!(await dropObject(db, columns, row))) throw notFound(`data object "${row.name}" was deleted meanwhile`);
+/** How long a delete or purge waits for a build of the same name to finish before 409 name_busy. */
+const BUILD_WAIT_MS = 10_000;
+
+/**
+ * Drops the object `find` names (it refuses or passes over one a running job still needs), holding its name's lease (what makeObject holds while it builds
+ * and swaps a replacement in): a drop that landed between a replacement's look-up and its swap
+ * failed the replacing task on a missing table, or dropped the new table under the old row, which
+ * left the registry naming a table that no longer existed. `find` runs inside the lease, so what
+ * is dropped is what the name means once the build is done; undefined when it is gone by then.
+ * A temp object's table is named after its own id: nothing else builds it.
+ */
+export async function dropUnderLease(
+  ctx: Pick<OperationContext, "db" | "ids" | "clock">,
+  columns: ColumnStore,
+  row: DataObjectRow,
+  find: () => Promise<DataObjectRow | undefined>,
+): Promise<DataObjectRow | undefined> {
+  const drop = async () => {
+    const current = await find();
+    if (!current) return undefined;
+    // A job-scoped name means its newest run's object, which may be another table by now.
+    if (current.table_name !== row.table_name) throw conflict(`data object "${row.name}" now names another object (a newer run made it): try again`, "name_busy");
+    return (await dropObject(ctx.db, columns, current)) ? current : undefined;
+  };
+  return row.scope === "temp" ? drop() : withNameLease(ctx, row.table_name, drop, BUILD_WAIT_MS);
 }
 
 /**

@@ -1,12 +1,11 @@
 // purge_objects: delete every object matching a non-empty filter (CONTRACT §5).
 
-import { invalid } from "../../core/errors.js";
+import { ServiceError, invalid } from "../../core/errors.js";
 import { PurgeRequest, PurgeResult } from "../../models/objects.js";
 import { MAX_LIMIT } from "../../models/common.js";
-import { findAllObjects, listObjects } from "../../store/data-objects.js";
+import { findAllObjects, findObjectById, listObjects } from "../../store/data-objects.js";
 import { defineOperation } from "../define.js";
-import { dropObject } from "../../objects/object-registry.js";
-import { inUseByRunningJob } from "./drop-objects.js";
+import { dropUnderLease, inUseByRunningJob } from "./drop-objects.js";
 
 export const purgeObjects = defineOperation({
   name: "purge_objects",
@@ -21,7 +20,8 @@ export const purgeObjects = defineOperation({
   output: PurgeResult,
   http: { method: "POST", path: "/objects:purge" },
   cli: { command: "data purge", examples: ["jobhouse data purge --prefix tmp_ --dry-run", "jobhouse data purge --prefix tmp_"], confirm: purgeConfirmation },
-  async handler(filter, { db, columns }) {
+  async handler(filter, ctx) {
+    const { db, columns } = ctx;
     const { prefix, scope, before, after, limit, cursor, dry_run } = filter;
     // One request must not delete everything by accident.
     if (prefix === undefined && scope === undefined && before === undefined && after === undefined) {
@@ -40,7 +40,19 @@ export const purgeObjects = defineOperation({
     }
     const store = await columns();
     const deleted: string[] = [];
-    for (const row of rows) if (!(await inUseByRunningJob(db, row)) && (await dropObject(db, store, row))) deleted.push(row.name);
+    for (const row of rows) {
+      // Under the name's lease (see dropUnderLease): a version replaced meanwhile is not the one matched.
+      const stillMatched = async () => {
+        const current = await findObjectById(ctx.db, row.id);
+        return current && !(await inUseByRunningJob(ctx.db, current)) ? current : undefined;
+      };
+      try {
+        if (await dropUnderLease(ctx, store, row, stillMatched)) deleted.push(row.name);
+      } catch (error) {
+        // One being rebuilt for longer than a delete waits is left out of `deleted`, not the end of the purge.
+        if (!(error instanceof ServiceError && error.code === "name_busy")) throw error;
+      }
+    }
     return { deleted };
   },
 });
