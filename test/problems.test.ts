@@ -275,6 +275,24 @@ forEachBackend("Problems", (backend) => {
     for (const op of withBody) expect(Object.keys(op.responses)).toEqual(expect.arrayContaining(["413", "415"]));
   });
 
+  // Found by trying the product: bytes that are not UTF-8 became U+FFFD and were stored in kwargs.
+  it("a body that is not UTF-8 is refused, and so is one declared in another charset", async () => {
+    const latin1 = Buffer.concat([Buffer.from('{"name":"never-registered","kwargs":{"s":"z'), Buffer.from([0xe9]), Buffer.from('z"}}')]);
+    const send = (url: string, contentType: string, payload: Buffer) => h.app.inject({ method: "POST", url, headers: { "content-type": contentType, accept: "application/json, text/event-stream" }, payload });
+    const bad = await send("/api/v0/jobs:run", "application/json", latin1);
+    expect(bad.statusCode).toBe(422);
+    expect(bad.json()).toMatchObject({ code: "invalid", detail: "request body: the body is not valid UTF-8 (JSON must be sent as UTF-8)" });
+    const declared = await send("/api/v0/jobs:run", "application/json; charset=iso-8859-1", latin1);
+    expect(declared.statusCode).toBe(415);
+    expect(declared.json()).toMatchObject({ code: "unsupported_media_type", detail: 'charset "iso-8859-1" is not accepted: send the JSON body as UTF-8' });
+    // UTF-8, declared or not, in any spelling, is read as before.
+    const utf8 = Buffer.from('{"name":"never-registered","kwargs":{"s":"zéz"}}');
+    for (const type of ["application/json", "application/json; charset=UTF-8", 'application/json;charset="utf8"']) expect((await send("/api/v0/jobs:run", type, utf8)).statusCode).toBe(404);
+    const mcp = await send("/mcp", "application/json", Buffer.concat([Buffer.from('{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"x":"'), Buffer.from([0xff]), Buffer.from('"}}')]));
+    expect(mcp.statusCode).toBe(400);
+    expect(mcp.json()).toMatchObject({ error: { code: -32700 } });
+  });
+
   it("the router's own refusals are Problems: a path segment too long (414), a malformed URL (400)", async () => {
     expectProblem(await h.http("GET", `/api/v0/jobs/${"9".repeat(600)}`), 414, "uri_too_long");
     expectProblem(await h.http("GET", "/api/v0/jobs/%E0%A4%A"), 400, "bad_url");

@@ -2,6 +2,7 @@
 // and docs, the MCP mount, the request guards and authentication, and the web app with its
 // index.html fallback.
 
+import { isUtf8 } from "node:buffer";
 import { existsSync } from "node:fs";
 import { join, sep } from "node:path";
 import type { Duplex } from "node:stream";
@@ -16,7 +17,7 @@ import { resolvePrincipal } from "./auth.js";
 import { registerDocs } from "./docs.js";
 import { EVENTS_PATH, EVENTS_PATH_ITEM, type EventStreamLimits, registerEventStream } from "./events.js";
 import { buildOpenApiDocument, problemResponse } from "./openapi.js";
-import { contentEncodingRefusal, problemFor, routerProblem, sendProblem } from "./problems.js";
+import { charsetRefusal, contentEncodingRefusal, notUtf8Refusal, problemFor, routerProblem, sendProblem } from "./problems.js";
 import { type RouteMethods, collectRouteMethods } from "./route-methods.js";
 import { createRefusalLog } from "./refusals.js";
 import { type HostPolicy, checkCanonicalPath, checkHost, checkOrigin, isLoopbackName, servedProtocol } from "./request-guards.js";
@@ -88,11 +89,14 @@ export async function buildHttpApp(
   // Every body we take is JSON: text/plain was read as a string, then refused as "not a JSON
   // object" (422) where any other type is 415 saying what to send.
   app.removeContentTypeParser("text/plain");
-  app.addContentTypeParser("application/json", { parseAs: "string" }, (request, body, done) => {
+  app.addContentTypeParser("application/json", { parseAs: "buffer" }, (request, body, done) => {
     const encoding = request.headers["content-encoding"];
     // Compressed, it would be read as text all the same (a gzip body with a JSON header was).
     if (encoding !== undefined && encoding.trim().toLowerCase() !== "identity") return done(contentEncodingRefusal(encoding), undefined);
-    const text = body.toString();
+    const charset = declaredCharset(request.headers["content-type"]);
+    if (charset !== undefined && charset !== "utf-8" && charset !== "utf8") return done(charsetRefusal(charset), undefined);
+    if (typeof body !== "string" && !isUtf8(body)) return done(notUtf8Refusal(), undefined);
+    const text = body.toString("utf8");
     if (text.trim() === "") return done(null, undefined);
     const mcp = request.url.startsWith("/mcp");
     const lossy = firstLossyNumber(text);
@@ -199,6 +203,12 @@ function plainJson(text: string): { value: unknown } | undefined {
 }
 
 /** Fastify's refusal of a request body it could not read as JSON. */
+/** The charset parameter of a Content-Type, lower-cased and unquoted; undefined when it names none. */
+function declaredCharset(contentType: string | undefined): string | undefined {
+  const match = /;\s*charset\s*=\s*("?)([^";\s]*)\1/i.exec(contentType ?? "");
+  return match ? match[2]!.toLowerCase() : undefined;
+}
+
 function isBodyParseError(error: unknown): boolean {
   const { statusCode, code } = error as { statusCode?: number; code?: string };
   return statusCode === 400 && (code === "FST_ERR_CTP_INVALID_JSON_BODY" || code === "FST_ERR_CTP_EMPTY_JSON_BODY" || error instanceof SyntaxError);

@@ -19,6 +19,13 @@ export const CONTENT_ENCODING_REFUSED = "JH_CONTENT_ENCODING";
 export const contentEncodingRefusal = (encoding: string) =>
   Object.assign(new Error(`Content-Encoding ${JSON.stringify(encoding.slice(0, 40))} is not accepted: send the JSON body uncompressed`), { statusCode: 415, code: CONTENT_ENCODING_REFUSED });
 
+/** A body declared in another character set than UTF-8 (RFC 8259: JSON is UTF-8; it was read as UTF-8 all the same). */
+export const charsetRefusal = (charset: string) =>
+  Object.assign(new Error(`charset ${JSON.stringify(charset.slice(0, 40))} is not accepted: send the JSON body as UTF-8`), { statusCode: 415, code: CONTENT_ENCODING_REFUSED });
+
+/** A body whose bytes are not UTF-8: decoded anyway, each bad byte became U+FFFD and was stored so. A malformed body, as bad JSON is. */
+export const notUtf8Refusal = () => Object.assign(new SyntaxError("the body is not valid UTF-8 (JSON must be sent as UTF-8)"), { statusCode: 400 });
+
 /** Fastify's own request errors (bad JSON, wrong content type, body too large) as Problems. */
 function fromFrameworkError(error: { statusCode?: number; code?: string; message: string }): ProblemBody | null {
   const status = error.statusCode;
