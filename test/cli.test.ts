@@ -170,7 +170,12 @@ forEachBackend("CLI", (backend) => {
     // The error and a pointer to help, not the whole help text.
     expect(missing.err.trim().split("\n")).toEqual(["error: missing required argument 'ref'", "(add --help for usage)"]);
     expect(missing.out).not.toMatch(/Usage:/);
-    expect((await h.cli("job", "list", "--status", "DONE")).code).toBe(2);
+    // A value outside a field's choices is invalid input, as REST's 422 (found by trying the
+    // product: it was a usage error, exit 2, with nothing on standard output under --json).
+    const badStatus = await h.cli("job", "list", "--status", "DONE", "--json");
+    expect(badStatus.code).toBe(4);
+    expect(JSON.parse(badStatus.out)).toMatchObject({ status: 422, code: "invalid" });
+    expect(badStatus.err).toMatch(/^error: status: .*"FAILED"/);
     expect((await h.cli("register-job", "test/fixtures/jobs.ts:hello", "--name", "etl")).code).toBe(3);
     const invalid = await h.cli("job", "list", "--limit", "0");
     expect(invalid.code).toBe(4);

@@ -104,7 +104,10 @@ export function addOperationCommands(program: Command, operations: readonly AnyO
       const bareFlag = field.type === "boolean" && field.default === false;
       const flag = bareFlag ? `--${kebab(name)}` : `--${kebab(name)} <${field.type === "object" ? "json" : "value"}>`;
       const option = new Option(flag, String(field.description ?? name));
-      if (Array.isArray(field.enum)) option.choices(field.enum.map(String));
+      // Listed for help and completion, but checked by the operation, as REST checks them: a value
+      // outside them is invalid input (exit 4, its Problem printed with --json). Commander's own
+      // check made it a usage error (exit 2) with nothing on standard output.
+      if (Array.isArray(field.enum)) option.argChoices = field.enum.map(String);
       // A field read from standard input when its option is absent (a password) is never mandatory.
       if (required.has(name) && field.default === undefined && op.cli.stdin !== name) option.makeOptionMandatory();
       command.addOption(bareFlag ? option : givenOnce(option));
