@@ -275,6 +275,14 @@ forEachBackend("Problems", (backend) => {
     for (const op of withBody) expect(Object.keys(op.responses)).toEqual(expect.arrayContaining(["413", "415"]));
   });
 
+  // Found by trying the product: past 2^53 the detail named zod's bound (9007199254740991), not the limit's.
+  it("a query integer past 2^53 is refused with the field's own bound", async () => {
+    const huge = await h.http("GET", "/api/v0/jobs?limit=1000000000000000000000000000000");
+    expectProblem(huge, 422, "invalid");
+    expect((huge.body as { detail: string }).detail).toBe("limit: Too big: expected number to be <=500");
+    expect((huge.body as { detail: string }).detail).toBe(((await h.http("GET", "/api/v0/jobs?limit=501")).body as { detail: string }).detail);
+  });
+
   // Found by trying the product: bytes that are not UTF-8 became U+FFFD and were stored in kwargs.
   it("a body that is not UTF-8 is refused, and so is one declared in another charset", async () => {
     const latin1 = Buffer.concat([Buffer.from('{"name":"never-registered","kwargs":{"s":"z'), Buffer.from([0xe9]), Buffer.from('z"}}')]);

@@ -607,7 +607,9 @@ forEachBackend("users: the store and the CLI's user commands", (backend) => {
     expect(short.err).toContain("at least 8 characters");
     expect(short.err).not.toContain("short\n");
     const role = await cli(null, "user", "create", "--username", "third", "--password", "long enough", "--role", "owner");
-    expect(role.code).toBe(2);
+    // A value outside the field's choices is invalid input, as REST's 422.
+    expect(role.code).toBe(4);
+    expect(role.err).toMatch(/role/);
     const taken = await cli(null, "user", "create", "--username", "first", "--password", "long enough", "--role", "viewer");
     expect(taken.code).toBe(3);
     expect(taken.err).toContain("name_taken");

@@ -13,8 +13,9 @@ export const Username = z
   .min(1)
   .max(64)
   .regex(/^[A-Za-z0-9._@-]+$/, "letters, digits and . _ @ - only")
-  .refine((name) => !/^\d+$/.test(name), "must not be all digits (an all-digit ref names a user id)")
-  .refine((name) => name !== "." && name !== "..", "must not be . or .. (no URL path can name it)")
+  // Patterns rather than refinements, so the published schema refuses what the server refuses.
+  .regex(/^(?!\d+$)/, "must not be all digits (an all-digit ref names a user id)")
+  .regex(/^(?!\.\.?$)/, "must not be . or .. (no URL path can name it)")
   .describe("Login name: 1-64 letters, digits, '.', '_', '@' or '-', not all digits, not . or ..");
 
 /** Checked in full by the handler (length, bcrypt's 72 bytes); bounded here so no huge value is hashed. */

@@ -120,8 +120,9 @@ export const RegisterJobRequest = z.object({
   name: z
     .string()
     .regex(/^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$/)
-    // CONTRACT §4: an all-digit ref means an id, so such a name could never be looked up.
-    .refine((name) => !/^\d+$/.test(name), "a name may not be all digits (those refer to ids)")
+    // CONTRACT §4: an all-digit ref means an id, so such a name could never be looked up. Also a
+    // pattern, so the published schema (OpenAPI, MCP's inputSchema) refuses what the server refuses.
+    .regex(/^(?!\d+$)/, "a name may not be all digits (those refer to ids)")
     .optional()
     .meta({ description: "Defaults to the job's own name", examples: ["nightly_sales"] }),
   schedule: Schedule.default(null).meta({ description: "A 5-field cron expression (minute hour day month weekday), or null to run only on demand", examples: ["0 2 * * *", null] }),

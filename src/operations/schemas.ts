@@ -87,7 +87,7 @@ export function coerceTextInput(op: AnyOperation, ...sources: Record<string, unk
   for (const raw of sources) {
     for (const key in raw) {
       const value = raw[key];
-      const coerced = typeof value === "string" ? coerceText(key, value, fieldTypes(properties[key])) : value;
+      const coerced = typeof value === "string" ? coerceText(key, value, fieldTypes(properties[key]), properties[key]?.maximum) : value;
       // `?__proto__=…` is a field like any other (refused as unknown), not this object's prototype.
       Object.defineProperty(out, key, { value: coerced, enumerable: true, writable: true, configurable: true });
     }
@@ -95,14 +95,19 @@ export function coerceTextInput(op: AnyOperation, ...sources: Record<string, unk
   return out;
 }
 
-function coerceText(key: string, value: string, types: Set<string>): unknown {
+function coerceText(key: string, value: string, types: Set<string>, maximum?: unknown): unknown {
   // Before text: a nullable field's "null" is null (`--schedule null`, as its help says).
   if (types.has("null") && value === "null") return null;
   if (types.has("string")) return value;
   // Written as the field's type is, nothing around it: " 5", "10.0" and "1e2" for an integer were
   // taken as 5, 10 and 100.
   if (types.has("number") && /^-?\d+(\.\d+)?([eE][+-]?\d+)?$/.test(value)) return Number(value);
-  if (types.has("integer") && /^-?\d+$/.test(value)) return Number(value);
+  if (types.has("integer") && /^-?\d+$/.test(value)) {
+    const n = Number(value);
+    // Past 2^53 zod names its own bound (9007199254740991), not the field's (a limit's 500).
+    if (!Number.isSafeInteger(n)) throw invalid(`${key}: ${typeof maximum === "number" && n > 0 ? `Too big: expected number to be <=${maximum}` : lossyNumberMessage(value)}`);
+    return n;
+  }
   // Said as what it is, not as the schema's "expected number, received string".
   if (types.has("integer") && !types.has("string") && /^\s*[-+]?[\d.]/.test(value)) throw invalid(`${key}: must be a whole number written in digits, got ${JSON.stringify(value.slice(0, 40))}`);
   if (types.has("boolean") && (value === "true" || value === "false")) return value === "true";
