@@ -150,6 +150,8 @@ forEachBackend("HTTP documents", (backend) => {
     for (const tool of tools) {
       expect(tool.description, tool.name).toBeTruthy();
       expect(tool.inputSchema.type).toBe("object");
+      // A display name, not the description again (found by an agent trial).
+      expect(tool.title, tool.name).toBe(tool.name.charAt(0).toUpperCase() + tool.name.slice(1).replaceAll("_", " "));
     }
     const withOutput = tools.filter((t) => t.outputSchema).map((t) => t.name);
     expect(withOutput).toEqual(expect.arrayContaining(["list_jobs", "get_job", "run_job", "get_task", "purge_objects"]));

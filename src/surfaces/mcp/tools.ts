@@ -15,7 +15,8 @@ export function describeTool(op: AnyOperation) {
   const output = outputSchemaOf(op);
   return {
     name: op.name,
-    title: op.summary,
+    // A short display name (list_jobs → "List jobs"); the summary is the description's first sentence.
+    title: toolTitle(op.name),
     description: op.description ? `${op.summary}. ${op.description}` : op.summary,
     inputSchema: portableSchema({ ...inputSchemaOf(op), type: "object" }) as { type: "object" },
     // MCP output schemas describe an object; operations without a body answer an empty one.
@@ -29,6 +30,8 @@ export function describeTool(op: AnyOperation) {
     },
   };
 }
+
+const toolTitle = (name: string) => name.charAt(0).toUpperCase() + name.slice(1).replaceAll("_", " ");
 
 export type ToolResult = {
   content: { type: "text"; text: string }[];
