@@ -16,6 +16,13 @@ describe("the deployment guide", () => {
     expect(commands.length).toBeGreaterThanOrEqual(6);
   });
 
+  // Found by trying the guide: systemd's EnvironmentFile keeps a comment after a value in the value.
+  it("its environment lines carry no comment after the value", () => {
+    const assignments = guide.split("\n").filter((line) => /^SERVICE_[A-Z_]+=/.test(line));
+    expect(assignments.length).toBeGreaterThanOrEqual(5);
+    for (const line of assignments) expect(line).not.toMatch(/\s#/);
+  });
+
   it.each(commands)("%s is a command the CLI knows, with options it accepts", (entry) => {
     const [words, rest] = entry.split("|") as [string, string];
     // "worker stop <id>" and the like: arguments in angle brackets are not command words.

@@ -22,6 +22,7 @@ import { readLiveServer, removeServerRecord, writeServerRecord } from "./server-
 import { ensurePortFree, listenOrRefuse } from "./listen.js";
 import { STOP_BOUND_MS, exitIfStopHangs, untilStopSignal } from "./signals.js";
 import { PACKAGE_ROOT } from "./version.js";
+import { warnMissingJobRoots } from "./processes.js";
 
 /** The built web app (`npm run build:web`, run by npm install). */
 export const WEB_ROOT = fileURLToPath(new URL("web/dist/", PACKAGE_ROOT));
@@ -76,6 +77,7 @@ export async function startLocalServer(config: Config, options: LocalServerOptio
     // will never finish its tasks, so they are retried now rather than after SERVICE_WORKER_TIMEOUT.
     const reaped = await reapDeadLocalWorkers(service);
     if (reaped > 0) service.log.warn(`${reaped} worker(s) of an earlier process were gone: their tasks are retried now`);
+    warnMissingJobRoots(service);
     const secret = randomBytes(24).toString("base64url");
     const host = "127.0.0.1";
     const app = await buildHttpApp(service, operations, { webRoot: WEB_ROOT, localSecret: secret, listenHost: host, allowedHosts: config.allowedHosts, metrics: createMetrics(service) });

@@ -2,6 +2,7 @@
 // local server's in-process worker, `background start` the background loop; each refuses a schema
 // older than its own build or a store it cannot reach, and ends cleanly on SIGTERM/SIGINT.
 
+import { statSync } from "node:fs";
 import type { Config } from "../core/config.js";
 import { invalid, isServiceError, unavailable } from "../core/errors.js";
 import { openColumnStore } from "../data/client.js";
@@ -10,7 +11,7 @@ import { describeJobFor } from "./job-describer.js";
 import { dropObjectsOfJobs, sweepObjects } from "../engine/cleanup.js";
 import { type Store, openStore } from "../store/db.js";
 import { pendingMigrations } from "../store/migrate.js";
-import { EXIT_START_AGAIN, openService } from "./context.js";
+import { EXIT_START_AGAIN, type OpenedService, openService } from "./context.js";
 import { GRACE_PERIOD_MS, startEngine } from "./engine-runtime.js";
 import { startLogSweep } from "../engine/log-sweep.js";
 import { STOP_BOUND_MS, exitIfStopHangs, holdProcessOpen, listenForStop, stepUnlessStopped } from "./signals.js";
@@ -42,6 +43,24 @@ async function requireUsableStores(config: Config): Promise<void> {
   await columns.close();
 }
 
+/**
+ * A warning for each SERVICE_JOBS_PATH folder that is not there: a mistyped root (or a comment an
+ * env file kept in the value) made every task fail with "does not exist" and nothing at the start.
+ */
+export function warnMissingJobRoots(service: Pick<OpenedService, "config" | "log">): void {
+  for (const root of service.config.jobRoots) {
+    if (!isDirectory(root)) service.log.warn(`SERVICE_JOBS_PATH names ${JSON.stringify(root)}, which is not a folder on this machine: no job module can load from it`);
+  }
+}
+
+function isDirectory(path: string): boolean {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
 /** One line saying to migrate, when the schema lacks migrations this build needs (CONTRACT §9). */
 export async function refuseOutdatedSchema(db: Store): Promise<void> {
   const pending = await pendingMigrations(db);
@@ -61,7 +80,8 @@ export async function runWorkerProcess(config: Config, options: { concurrency: n
     const engine = await startEngine(service, { concurrency: options.concurrency, maxTasks: options.maxTasks, background: false, warmThreads: true });
     const id = engine.worker().id;
     stopSweep = startLogSweep({ db: service.db, logDir: service.config.logDir, log: service.log });
-    service.log.info(`worker ${id} started (pid ${process.pid}, concurrency ${options.concurrency}${options.maxTasks ? `, at most ${options.maxTasks} tasks` : ""})`);
+    service.log.info(`worker ${id} started (pid ${process.pid}, concurrency ${options.concurrency}${options.maxTasks ? `, at most ${options.maxTasks} task${options.maxTasks === 1 ? "" : "s"}` : ""})`);
+    warnMissingJobRoots(service);
     const why = await Promise.race([stop.signal, engine.finished().then(() => "done")]);
     // CONTRACT §9: after a signal, running tasks get the grace period; what still runs then fails
     // as an attempt and is retried elsewhere, rather than holding the process (and its tasks) for good.

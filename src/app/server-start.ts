@@ -21,6 +21,7 @@ import { WEB_ROOT, runLocalServer } from "./local-start.js";
 import { ensurePortFree, listenOrRefuse } from "./listen.js";
 import { STOP_BOUND_MS, exitIfStopHangs, listenForStop, stepUnlessStopped } from "./signals.js";
 import { checkReachable } from "./store-reach.js";
+import { warnMissingJobRoots } from "./processes.js";
 
 /** Where `server start` listens without --host, and the only address of local mode. */
 export const DEFAULT_HOST = "127.0.0.1";
@@ -59,6 +60,7 @@ export async function runServer(config: Config, options: ServerStartOptions): Pr
     const app = await buildHttpApp(service, operations, { webRoot: WEB_ROOT, listenHost: options.host, allowedHosts: config.allowedHosts, tls, metrics: createMetrics(service) });
     const port = await listenOrRefuse(app, options.host, options.port);
     service.log.info(`jobhouse ${service.version} listening on ${tls ? "https" : "http"}://${isIPv6(options.host) ? `[${options.host}]` : options.host}:${port} (distributed mode, no workers in this process)`);
+    warnMissingJobRoots(service);
     service.log.info(`got ${await stop.signal}: shutting down`);
     exitIfStopHangs(service.log, "the server", STOP_BOUND_MS);
     await app.close();
