@@ -11,7 +11,7 @@ it("warns at start for each SERVICE_JOBS_PATH folder that is not there", () => {
   const config = loadConfig({ SERVICE_HOME: tmpdir(), SERVICE_JOBS_PATH: `${tmpdir()}:/srv/no-such-pipelines   # a comment` });
   warnMissingJobRoots({ config, log: createLogger("info", (line) => lines.push(line)) });
   expect(lines).toHaveLength(1);
-  expect(lines[0]).toMatch(/WARNING SERVICE_JOBS_PATH names "\/srv\/no-such-pipelines   # a comment", which is not a folder on this machine/);
+  expect(lines[0]).toMatch(/WARNING SERVICE_JOBS_PATH names "\/srv\/no-such-pipelines {3}# a comment", which is not a folder on this machine/);
   lines.length = 0;
   warnMissingJobRoots({ config: loadConfig({ SERVICE_HOME: tmpdir() }), log: createLogger("info", (line) => lines.push(line)) });
   expect(lines).toEqual([]);
