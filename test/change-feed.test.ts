@@ -2,11 +2,12 @@
 // the worker's claims and attempts, job completion, and cancel_job.
 
 import { sql } from "kysely";
+import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { EngineRuntime } from "../src/app/engine-runtime.js";
 import { type ChangeFeed, type Published, type Transition, createSharedChangeFeed, decodePayload } from "../src/engine/changes.js";
 import { type Store, openStore } from "../src/store/db.js";
-import { openNotifyChannel } from "../src/store/notify.js";
+import { listenerConnectionString, openNotifyChannel } from "../src/store/notify.js";
 import { BACKENDS, forEachBackend, pgSchemaOf } from "./support/backends.js";
 import { entry, runAndWait, waitFor, waitForJob, withEngine } from "./support/engine.js";
 import { type Harness, startHarness } from "./support/harness.js";
@@ -110,6 +111,21 @@ describe.runIf(distributed)("the change feed across processes (PostgreSQL NOTIFY
     await waitFor("a resync", async () => receiver.seen.some((p) => p.change.type === "resync" && p.ready));
     sender.feed.publish({ type: "job", id: 9n, status: "PENDING" }, true);
     await waitFor("a change after the reconnect", async () => receiver.seen.some((p) => p.change.type === "job" && p.change.id === 9n));
+  });
+
+  // Found by trying the deployment guide: pg takes the URL's application_name over the client's
+  // option, so the listener showed as the deployment's plain name, not "<name>:listener".
+  it("names its listener connection after the deployment's application_name, with :listener", async () => {
+    const url = new URL(env.SERVICE_SQL_URL!);
+    url.searchParams.set("application_name", "jobhouse_prod");
+    const listener = new pg.Client(listenerConnectionString(url.toString()));
+    await listener.connect();
+    try {
+      expect((await listener.query("SHOW application_name")).rows[0].application_name).toBe("jobhouse_prod:listener");
+    } finally {
+      await listener.end();
+    }
+    expect(listenerConnectionString(env.SERVICE_SQL_URL!).application_name).toBe("jobhouse-listener");
   });
 
   it("reads its own wire form back and ignores garbage", () => {

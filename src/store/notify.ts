@@ -31,14 +31,19 @@ async function channelName(db: Store): Promise<string> {
  * The listener's application_name: the deployment's own (from its URL) with ":listener", so an
  * operator finds every connection of the deployment by that name; "jobhouse-listener" without one.
  */
-function listenerName(connectionString: string): string {
-  let name: string | null = null;
+export function listenerConnectionString(connectionString: string): { connectionString: string; application_name: string } {
+  let url: URL;
   try {
-    name = new URL(connectionString).searchParams.get("application_name");
+    url = new URL(connectionString);
   } catch {
     // Not a URL pg's own parser takes apart differently (a socket path): the default name.
+    return { connectionString, application_name: "jobhouse-listener" };
   }
-  return name ? `${name.slice(0, 50)}:listener` : "jobhouse-listener";
+  const own = url.searchParams.get("application_name");
+  if (!own) return { connectionString, application_name: "jobhouse-listener" };
+  // pg takes the URL's parameter over the client option, so the name is changed in the URL itself.
+  url.searchParams.set("application_name", `${own.slice(0, 50)}:listener`);
+  return { connectionString: url.toString(), application_name: `${own.slice(0, 50)}:listener` };
 }
 
 export function openNotifyChannel(db: Store, connectionString: string, onError: (error: unknown) => void, onReconnected: () => void = () => undefined): NotifyChannel {
@@ -52,7 +57,7 @@ export function openNotifyChannel(db: Store, connectionString: string, onError: 
 
   async function connect(onPayload: (payload: string) => void): Promise<pg.Client> {
     const name = await channel();
-    const next = new pg.Client({ connectionString, keepAlive: true, application_name: listenerName(connectionString) });
+    const next = new pg.Client({ ...listenerConnectionString(connectionString), keepAlive: true });
     next.on("notification", (message) => {
       if (message.channel === name && message.payload !== undefined) onPayload(message.payload);
     });
