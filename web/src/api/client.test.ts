@@ -2,7 +2,7 @@
 // retry on a 401, one refresh for many concurrent 401s, sign-out when refreshing fails, logout.
 
 import { describe, expect, it } from "vitest";
-import { API_TOKEN_KEY, ApiError, REFRESH_TOKEN_KEY, createApiClient } from "./client.js";
+import { API_TOKEN_KEY, ApiError, JsonText, REFRESH_TOKEN_KEY, createApiClient } from "./client.js";
 
 class MemoryStorage {
   values = new Map<string, string>();
@@ -161,6 +161,18 @@ describe("the browser API client", () => {
   it("takes an answer without a body (202 of POST /workers) as a success", async () => {
     const { client } = await signedInClient();
     await expect(client.request("POST", "/workers", {})).resolves.toBeUndefined();
+  });
+
+  // Found by trying the web app: the run-now form parsed the arguments and sent them serialized
+  // again, so 1e400 went as null and 9007199254740993 as …992, and the server never saw them.
+  it("sends a JsonText body as written", async () => {
+    const { server, client } = await signedInClient();
+    let sent: BodyInit | null | undefined;
+    const spy = createApiClient({ fetch: async (url, init) => ((sent = init?.body), server.fetch(url, init)), storage: new MemoryStorage() });
+    spy.setScheme("token");
+    await spy.request("POST", "/jobs:run", new JsonText('{"name":"x","kwargs":{"k":1e400,"id":9007199254740993}}')).catch(() => undefined);
+    expect(sent).toBe('{"name":"x","kwargs":{"k":1e400,"id":9007199254740993}}');
+    expect(client.hasCredentials()).toBe(true);
   });
 
   it("turns a Problem into an ApiError without signing out", async () => {

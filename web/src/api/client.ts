@@ -41,6 +41,15 @@ export interface SharedToken {
 }
 
 export const REFRESH_TOKEN_KEY = "jobhouse.refresh_token";
+
+/**
+ * A body sent as written: JSON the person typed goes to the server as text, so the server judges
+ * what they wrote. Parsed and serialized again, 1e400 became null, 1e-400 0 and 9007199254740993
+ * …992, all sent without a word; the server refuses each of them, given the text.
+ */
+export class JsonText {
+  constructor(readonly text: string) {}
+}
 export const API_TOKEN_KEY = "jobhouse.api_token";
 /** How long a login waits for another tab's refresh to finish before it stores its tokens anyway. */
 const LOCK_PATIENCE_MS = 3_000;
@@ -129,7 +138,7 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
       const response = await options.fetch(path.startsWith("/health") ? path : API + path, {
         method,
         headers,
-        ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+        ...(body !== undefined ? { body: body instanceof JsonText ? body.text : JSON.stringify(body) } : {}),
         ...(extra.signal ? { signal: extra.signal } : {}),
       });
       reachable(true);

@@ -1,11 +1,12 @@
 // ?p=job&id=…: one run: its status and duration, the task graph with live statuses, a timeline of
 // attempts, the task table, the error, and (for admins) cancel, or re-run from failure.
 
-import { memo, useState } from "react";
+import { memo } from "react";
 import type { AttemptView, JobDetail, JobTaskView, JobView, PageOf } from "../../../src/models/index.js";
 import { TERMINAL_JOB_STATUSES } from "../../../src/models/status-names.js";
 import { useIsAdmin } from "../api/context.js";
 import { useApiMutation, useApiQuery } from "../api/queries.js";
+import { ConfirmAction } from "../components/Confirm.js";
 import { GraphView } from "../components/Graph.js";
 import { Link } from "../components/Link.js";
 import { Empty, Loading, MutationError, ViewError } from "../components/States.js";
@@ -230,26 +231,18 @@ function RerunJob({ job }: { job: JobView }) {
 
 function CancelJob({ job }: { job: JobView }) {
   const isAdmin = useIsAdmin();
-  const [confirming, setConfirming] = useState(false);
   const cancel = useApiMutation<string>("POST", (id) => `/jobs/${id}/cancel`);
   if (!isAdmin || TERMINAL_JOB_STATUSES.includes(job.status)) return <MutationError error={cancel.error} />;
   return (
     <div className="actions">
-      {confirming ? (
-        <>
-          <span>Cancel every unfinished task of this job?</span>
-          <button type="button" className="danger" disabled={cancel.isPending} onClick={() => cancel.mutate(job.id, { onSettled: () => setConfirming(false) })}>
-            Yes, cancel job
-          </button>
-          <button type="button" onClick={() => setConfirming(false)}>
-            Keep running
-          </button>
-        </>
-      ) : (
-        <button type="button" className="danger" onClick={() => setConfirming(true)}>
-          Cancel job
-        </button>
-      )}
+      <ConfirmAction
+        action="Cancel job"
+        question="Cancel every unfinished task of this job?"
+        confirm="Yes, cancel job"
+        keep="Keep running"
+        pending={cancel.isPending}
+        onConfirm={(done) => cancel.mutate(job.id, { onSettled: done })}
+      />
       <MutationError error={cancel.error} />
     </div>
   );

@@ -2,9 +2,10 @@
 // prefix and state; admins enable, disable and run one now with arguments edited as JSON (checked
 // here, validated by the server).
 
-import { useState } from "react";
+import { useCallback, useState } from "react";
 import type { JobView, PageOf, RegisteredJobView } from "../../../src/models/index.js";
 import { useIsAdmin } from "../api/context.js";
+import { JsonText } from "../api/client.js";
 import { queryString, useApiMutation, useApiQuery } from "../api/queries.js";
 import { PagedList } from "../components/PagedList.js";
 import { usePager } from "../components/Pager.js";
@@ -167,19 +168,23 @@ function RegisteredRow({ job, isAdmin, editing, toggling, onRun, onToggle }: Row
 function RunNow({ job }: { job: RegisteredJobView }) {
   const [text, setText] = useState(() => JSON.stringify(job.defaults, null, 2));
   const parsed = parseKwargs(text);
+  // Opened by its button: the arguments are what comes next (focus stayed on the button).
+  const focusOnOpen = useCallback((box: HTMLTextAreaElement | null) => box?.focus({ preventScroll: true }), []);
   const schema = job.kwargs_schema as KwargsJsonSchema | null;
   const problems = parsed.ok ? schemaProblems(parsed.value, schema, job.defaults) : [parsed.problem];
-  const run = useApiMutation<Record<string, unknown>, JobView>("POST", () => "/jobs:run", (kwargs) => ({ name: job.name, kwargs }));
+  // The arguments go as typed (checked above to be one JSON object), not parsed and written again.
+  const run = useApiMutation<string, JobView>("POST", () => "/jobs:run", (kwargs) => new JsonText(`{"name":${JSON.stringify(job.name)},"kwargs":${kwargs.trim() === "" ? "{}" : kwargs}}`));
   return (
     <form
       className="run-now"
       onSubmit={(e) => {
         e.preventDefault();
-        if (parsed.ok && problems.length === 0) run.mutate(parsed.value, { onSuccess: (created) => navigate(hrefFor("job", { id: created.id })) });
+        if (parsed.ok && problems.length === 0) run.mutate(text, { onSuccess: (created) => navigate(hrefFor("job", { id: created.id })) });
       }}
     >
       <label htmlFor={`kwargs-${job.name}`}>Arguments (JSON object; the registered defaults are merged under them)</label>
       <textarea
+        ref={focusOnOpen}
         id={`kwargs-${job.name}`}
         value={text}
         rows={Math.min(12, Math.max(3, text.split("\n").length))}

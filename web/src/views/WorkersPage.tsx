@@ -5,6 +5,7 @@ import type { PageOf, WorkerView } from "../../../src/models/index.js";
 import { useIsAdmin, useSession } from "../api/context.js";
 import { queryString, useApiMutation, useApiQuery } from "../api/queries.js";
 import { Choice } from "../components/Choice.js";
+import { ConfirmAction } from "../components/Confirm.js";
 import { PagedList } from "../components/PagedList.js";
 import { usePager } from "../components/Pager.js";
 import { Empty, MutationError } from "../components/States.js";
@@ -93,9 +94,15 @@ export function WorkersPage() {
                   {manages ? (
                     <td>
                       {w.status === "ACTIVE" ? (
-                        <button type="button" aria-label={`Stop worker ${w.id}`} onClick={() => stop.mutate(w.id)} disabled={stop.isPending}>
-                          Stop
-                        </button>
+                        <ConfirmAction
+                          action="Stop"
+                          label={`Stop worker ${w.id}`}
+                          question="Stop it? It finishes its running tasks, then exits."
+                          confirm={`Yes, stop worker ${w.id}`}
+                          keep="Keep it"
+                          pending={stop.isPending}
+                          onConfirm={(done) => stop.mutate(w.id, { onSettled: done })}
+                        />
                       ) : null}
                     </td>
                   ) : null}
