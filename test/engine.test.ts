@@ -12,6 +12,7 @@ import type { JobDetail, JobStatsView } from "../src/models/jobs.js";
 import type { PageOf } from "../src/models/common.js";
 import type { AttemptView, TaskDetail, TaskLogsView } from "../src/models/tasks.js";
 import { returnUnstartedClaim } from "../src/store/transitions.js";
+import { createLogger } from "../src/core/log.js";
 import { forEachBackend } from "./support/backends.js";
 import { entry, runAndWait, waitFor, waitForJob, withEngine } from "./support/engine.js";
 import { type Harness, startHarness } from "./support/harness.js";
@@ -481,6 +482,33 @@ forEachBackend("edited job files", (backend) => {
     // process: ended with its thread, it used to stay behind as a zombie, one per retired thread.
     await waitFor("retired threads' children to be waited for", async () => zombies() <= zombiesBefore, 5_000).catch(() => undefined);
     expect(zombies()).toBeLessThanOrEqual(zombiesBefore);
+  });
+});
+
+// Found by trying a deployment: a worker whose copy of the job's files differed from the server's
+// ran it without a word, and the run's code_version named the server's copy.
+forEachBackend("a worker holding other code than the run started with", (backend) => {
+  let h: Harness;
+  let engine: EngineRuntime | undefined;
+  const lines: string[] = [];
+  beforeAll(async () => {
+    h = await startHarness(backend, {}, { log: createLogger("warn", (line) => lines.push(line)) });
+  });
+  afterAll(async () => {
+    await engine?.stop();
+    await h?.close();
+  });
+
+  it("runs its own copy and says so in the attempt's log and its own", async () => {
+    const run = (await h.call("run_job", { name: entry("hello") })) as { id: string };
+    // As if the run had been made from another machine's copy of the file.
+    await h.service.db.updateTable("tasks").set({ code_version: "0123456789abcdef" }).where("job_id", "=", BigInt(run.id)).execute();
+    engine = await withEngine(h, 1);
+    const job = await waitForJob(h, run.id);
+    expect(job.status).toBe("COMPLETED");
+    const logs = (await h.call("get_task_logs", { id: job.tasks[0]!.id })) as TaskLogsView;
+    expect(logs.content).toMatch(/WARNING this worker's copy of the job's files is version [0-9a-f]{16}, not 0123456789abcdef, the version the run started with/);
+    expect(lines.join("")).toMatch(/ran this machine's copy of test\/fixtures\/jobs\.ts \(version [0-9a-f]{16}\), not version 0123456789abcdef/);
   });
 });
 

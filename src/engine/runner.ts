@@ -200,6 +200,7 @@ async function runAttempt(
     };
     const handlers: RunHandlers = {
       log: (level, text) => log.write(level, text),
+      otherVersion: (version) => warnOtherVersion(deps.log, task, version),
       data: async (call) => {
         // An attempt that timed out, was cancelled or was taken away is over, whatever its code
         // still does during the grace period: its data operations are refused, not made and
@@ -347,6 +348,18 @@ async function refuseMissingReferences(db: Store, children: NewChild[], resultRe
 }
 
 /** The stored arguments with the results of the tasks they reference in place. */
+/** Versions this process warned of, per job and module: once each, not once per task of a fan-out (the last 1,000). */
+const warnedVersions = new Set<string>();
+
+function warnOtherVersion(log: Logger, task: TaskRow, version: string): void {
+  const module = task.entrypoint.slice(0, task.entrypoint.lastIndexOf(":"));
+  const key = `${task.job_id}\n${module}\n${version}`;
+  if (warnedVersions.has(key)) return;
+  if (warnedVersions.size >= 1_000) warnedVersions.clear();
+  warnedVersions.add(key);
+  log.warn(`task ${task.id} of job ${task.job_id} ran this machine's copy of ${module} (version ${version}), not version ${task.code_version}, the one its run started with: the file was edited since, or this machine holds other code (every worker must hold the same: docs/DEPLOYMENT.md)`);
+}
+
 async function resolveArguments(deps: EngineDeps, task: TaskRow): Promise<string> {
   const stored = JSON.parse(task.kwargs) as unknown;
   const references = collectReferences(stored);

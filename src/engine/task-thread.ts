@@ -111,21 +111,35 @@ async function run(request: RunRequest): Promise<void> {
     plane,
   };
   running = { controller, execution };
+  let ranVersion: string | undefined;
   try {
     const result = await executions.run(execution, async () => {
       const check = { expected: request.codeVersion };
       const definition = request.kind === "job" ? await resolveJob(request.entrypoint, check) : await resolveTask(request.entrypoint, check);
+      ranVersion = otherVersion(request, write);
       // {"object": name} in the arguments (a task's returned object, or one named in run_job's kwargs) arrives as a DataObject.
       const kwargs = await reviveObjects(JSON.parse(request.kwargsJson), plane);
       return definition.fn(kwargs as never, context);
     });
     const resultJson = toStoredJson(result, `result of task "${request.entrypoint}"`);
-    post({ type: "ran", ok: true, resultJson, children: execution.children });
+    post({ type: "ran", ok: true, resultJson, children: execution.children, ranVersion });
   } catch (error) {
-    post({ type: "ran", ok: false, error: toErrorData(error) });
+    post({ type: "ran", ok: false, error: toErrorData(error), ranVersion });
   } finally {
     running = null;
   }
+}
+
+/**
+ * The version this thread runs, when it is not the one the run started with: this machine's copy of
+ * the job's files differs from the copy the run was made from (a worker deployed apart from the
+ * server). It runs what it has, as before, but says so in the attempt's log.
+ */
+function otherVersion(request: RunRequest, write: (level: string, text: string) => void): string | undefined {
+  const ran = loadedVersion(request.entrypoint);
+  if (request.codeVersion === null || ran === null || ran === request.codeVersion) return undefined;
+  write("WARNING", `this worker's copy of the job's files is version ${ran}, not ${request.codeVersion}, the version the run started with (edited since, or this machine holds other code than the one the run was made on): it runs its own copy`);
+  return ran;
 }
 
 async function inspect(request: InspectRequest): Promise<void> {

@@ -22,6 +22,8 @@ export interface ThreadOptions {
 export interface RunHandlers {
   log(level: string, text: string): void;
   data(call: DataCall): Promise<unknown>;
+  /** The thread ran another version of the job's files than the run started with. */
+  otherVersion?(version: string): void;
 }
 
 /** Thrown when the thread itself ended or crashed before it reported an outcome. */
@@ -91,7 +93,10 @@ export class TaskThread {
     return this.talk<RunOutcome>(request, (message, settle) => {
       if (message.type === "log") handlers.log(message.level, message.text);
       else if (message.type === "data") this.answer(message, handlers);
-      else if (message.type === "ran") settle(message);
+      else if (message.type === "ran") {
+        if (message.ranVersion !== undefined) handlers.otherVersion?.(message.ranVersion);
+        settle(message);
+      }
     });
   }
 

@@ -74,6 +74,8 @@ export interface RunOutcome {
   resultJson?: string;
   children?: NewChild[];
   error?: ErrorData;
+  /** The code version the thread ran, when it is not the one the run started with. */
+  ranVersion?: string;
 }
 
 export interface InspectedJob {
