@@ -596,7 +596,7 @@ forEachBackend("entrypoint and kwargs validation", (backend) => {
   const cases: [string, string, RegExp][] = [
     // Saying where a relative path is read from (found by trying the product: a user in another
     // directory than the server's took it for a wrong name).
-    ["a missing file", "test/fixtures/nope.ts:job", /module file "test\/fixtures\/nope.ts" does not exist under the job roots: a relative path is read from each job root \(the directory the server/],
+    ["a missing file", "test/fixtures/nope.ts:job", /module file "test\/fixtures\/nope.ts" does not exist under this machine's job roots: a relative path is read from each job root \(the folders of SERVICE_JOBS_PATH when it is set, otherwise the directory the process was started in/],
     // Outside the roots, whether the file exists or not (found by a security trial: the two
     // answers told which files the server has).
     ["a file outside the roots", "/etc/passwd:job", /module "\/etc\/passwd" is refused: entrypoint modules must be files under the job roots/],

@@ -101,8 +101,10 @@ export function moduleUrl(module: string): string {
   // Where relative paths are read from, without naming our folders (docs/SECURITY.md): a user in
   // another directory than the server's took "does not exist" for a wrong name.
   throw invalid(
-    `module file "${module}" does not exist under the job roots` +
-      (isAbsolute(module) ? "" : ": a relative path is read from each job root (the directory the server, or a CLI running the job itself, was started in, and SERVICE_JOBS_PATH), not from where a request comes"),
+    `module file "${module}" does not exist under this machine's job roots` +
+      (isAbsolute(module)
+        ? ""
+        : ": a relative path is read from each job root (the folders of SERVICE_JOBS_PATH when it is set, otherwise the directory the process was started in: the server's, a worker's, or that of a CLI running the job itself), not from where a request comes"),
   );
 }
 
