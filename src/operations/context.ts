@@ -26,7 +26,7 @@ export interface Principal {
 export const SYNTHETIC_ADMIN: Principal = Object.freeze({ user_id: "0", username: "admin", role: "admin" });
 
 /** Starts a detached `worker start` process (distributed mode); throws when the spawn fails. */
-export type WorkerSpawner = (maxTasks: number | null) => void;
+export type WorkerSpawner = (maxTasks: number | null) => Promise<void>;
 
 export interface ServiceContext {
   readonly config: Config;

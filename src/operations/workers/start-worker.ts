@@ -23,7 +23,7 @@ export const startWorker = defineOperation({
       throw invalid("workers cannot be started in local mode: `jobhouse local start` runs the worker in the server process");
     }
     try {
-      spawnWorker(max_tasks ?? null);
+      await spawnWorker(max_tasks ?? null);
     } catch (error) {
       throw unavailable(`could not start a worker process: ${(error as Error).message}`, "worker_spawn_failed");
     }
