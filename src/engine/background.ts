@@ -69,7 +69,9 @@ export async function reapLostWorkers(deps: BackgroundDeps, watchingSinceMs = -I
     }
     if (!(await markWorkerLost(deps.db, worker.id, cutoff, now))) continue;
     reaped += 1;
-    deps.log.warn(`worker ${worker.id} on ${worker.hostname} (pid ${worker.pid}) is lost: no heartbeat for ${deps.config.workerTimeoutS} s`);
+    // The silence measured, not the threshold: a worker that died before this process started was silent longer.
+    const silentS = worker.last_heartbeat === null ? deps.config.workerTimeoutS : Math.round((now - Number(worker.last_heartbeat)) / 1000);
+    deps.log.warn(`worker ${worker.id} on ${worker.hostname} (pid ${worker.pid}) is lost: no heartbeat for ${silentS} s (SERVICE_WORKER_TIMEOUT is ${deps.config.workerTimeoutS} s)`);
     await retryTasksOf(deps, worker.id);
   }
   return reaped;

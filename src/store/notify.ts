@@ -79,7 +79,7 @@ export function openNotifyChannel(db: Store, connectionString: string, onError: 
         current.once("end", () => {
           if (closed) return;
           client = null;
-          onError(new Error("the change feed's listener connection closed: reconnecting"));
+          onError(new Error("its listener connection closed: reconnecting"));
           retry();
         });
       const retry = () => {
