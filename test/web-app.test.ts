@@ -166,6 +166,8 @@ async function heading(page: Page): Promise<string> {
     expect(new URL(page.url()).search).toBe(`?p=task&id=${retried.id}`);
     await page.goto(`${base}/?p=task&id=${retried.id}&attempt=9`);
     await page.getByRole("log", { name: "Log of attempt 2" }).waitFor();
+    // Said, not silent (found by a web trial).
+    await page.getByText("This task has no attempt 9: showing attempt 2, its latest one.").waitFor();
   });
 
   // Found by trying the product: past the first 1,000 tasks of a job, no task could be reached.

@@ -112,6 +112,11 @@ export function TaskPage({ id, attempt: asked }: { id: string | null; attempt?: 
               ))}
             </div>
           ) : null}
+          {asked && shown !== named ? (
+            <p className="muted" role="status">
+              This task has no attempt {JSON.stringify(asked).slice(1, -1).slice(0, 20)}: showing attempt {shown}, its {shown === 1 ? "only" : "latest"} one.
+            </p>
+          ) : null}
           {/* One per attempt: reused, it showed the last attempt's lines under the new one's name
               until the new read came (the app keeps a query's previous data while it refetches). */}
           <TaskLog key={shown} id={t.id} attempt={shown} follow={running && shown === t.attempt} final={shown < t.attempt || TERMINAL_TASK_STATUSES.includes(t.status)} />
