@@ -53,10 +53,11 @@ const VIRTUALIZE_ABOVE = 150;
 
 /**
  * The smallest zoom the first view takes: below it a node's name and status cannot be read (a
- * fan-out of 150 was fitted at 0.05, a grey line). A larger graph opens at this size on its
- * middle, with a line saying how to see the rest; the reader may still zoom out to 0.05.
+ * fan-out of 150 was fitted at 0.05, a grey line; at 0.4 its 12-pixel text was under 5 pixels, still
+ * unreadable). A larger graph opens at this size on its middle, with a line saying how to see the
+ * rest; the reader may still zoom out to 0.05.
  */
-const READABLE_ZOOM = 0.4;
+const READABLE_ZOOM = 0.6;
 
 /** The zoom at which the laid-out graph fits a box of `width` × `height` (fitView's padding of 0.1 leaves it width ÷ 1.1). */
 function fittingZoom(positions: Map<string, { x: number; y: number }>, width: number, height: number): number {
