@@ -92,7 +92,39 @@ forEachBackend("task isolation", (backend) => {
       const { log_path: logPath } = (await h.call("get_task", { id: slow.id })) as { log_path: string };
       expect(readFileSync(logPath, "utf8")).not.toMatch(/tick from an interval/);
     }
-    await waitFor("the leftovers to be reported", async () => logged.some((line) => /task \d+ of job \d+ left work running that (wrote to its log|threw) .*its thread is replaced/.test(line)));
+    // Its interval is found when the task ends (or, had it been missed, when it writes to the log).
+    await waitFor("the leftovers to be reported", async () => logged.some((line) => /task \d+ of job \d+ left (work running that (wrote to its log|threw)|\d+ timer\(s\) or interval\(s\) due when it ended).*its thread is replaced/.test(line)));
+    expect((await run(h, hostile("afterJob"))).status).toBe("COMPLETED");
+  });
+
+  // Found by trying the product: a task that forgot 200 descriptors a run brought the server to its
+  // descriptor limit within a hundred runs; an interval left behind burned a core for good; a child
+  // process outlived its task's timeout.
+  it("replaces the thread of a task that left files open or an interval due, and ends its child processes", async () => {
+    const runWith = async (name: string, kwargs: object) => waitForJob(h, ((await h.call("run_job", { name: hostile(name), kwargs })) as { id: string }).id, 60_000);
+    const held = () => openFiles().filter((path) => path === "/etc/hostname").length;
+    const before = held();
+    for (let round = 0; round < 4; round++) expect((await runWith("leakFilesJob", { n: 50 })).status).toBe("COMPLETED");
+    // Each run's thread is replaced once it reported: its 52 descriptors close with it.
+    await waitFor("the leaky threads' descriptors to close", async () => held() <= before, 20_000);
+    expect(logged.filter((line) => / left \d+ file/.test(line)).join("\n")).toMatch(/task \d+ of job \d+ left 52 file\(s\) open when it ended: its thread is replaced/);
+
+    expect((await runWith("leaveIntervalJob", {})).status).toBe("COMPLETED");
+    await waitFor("the interval to be reported", async () => logged.some((line) => /left 1 timer\(s\) or interval\(s\) due when it ended/.test(line)));
+
+    const file = join(mkdtempSync(join(tmpdir(), "jobhouse-child-")), "pid");
+    const timedOut = await runWith("childPastTimeoutJob", { file });
+    expect(timedOut.tasks.find((t) => t.name === "child_past_timeout")!.error).toMatch(/timed out after 1 s/);
+    const pid = Number(readFileSync(file, "utf8"));
+    const alive = () => {
+      try {
+        // A zombie (ended, not yet waited for) is not running either.
+        return !/^\S+ \(\S+\) Z/.test(readFileSync(`/proc/${pid}/stat`, "utf8"));
+      } catch {
+        return false;
+      }
+    };
+    await waitFor("the timed-out task's child to end", async () => !alive(), 10_000);
     expect((await run(h, hostile("afterJob"))).status).toBe("COMPLETED");
   });
 

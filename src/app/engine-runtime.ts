@@ -45,7 +45,7 @@ export async function startEngine(service: OpenedService, options: EngineRuntime
     threads: new ThreadPool(options.concurrency, {
       ...service.threadOptions,
       onStray: ({ jobId, taskId, what }) =>
-        service.log.warn(`task ${taskId} of job ${jobId} left work running that ${what}: refused, and its thread is replaced once the task it runs now ends`, {
+        service.log.warn(`task ${taskId} of job ${jobId} ${what}: its thread is replaced once the task it runs now ends`, {
           job_id: jobId,
           task_id: taskId,
         }),

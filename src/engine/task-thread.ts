@@ -13,6 +13,7 @@ import { kwargsJsonSchema } from "./kwargs-schema.js";
 import { configureJobRoots, importsAttempted, loadedVersion, resolveJob, resolveTask, validateKwargs } from "./loader.js";
 import { toStoredJson } from "./references.js";
 import { reviveObjects } from "./revive.js";
+import { endChildren, leftBehind, trackLeftovers, watchAttempt } from "./leftovers.js";
 import { captureConsole, taskLogger } from "./task-log.js";
 import { type DataReply, type FromThread, type InspectRequest, type RunRequest, type ThreadSetup, type ToThread, fromErrorData, toErrorData } from "./thread-protocol.js";
 
@@ -22,6 +23,7 @@ const ids = attachIdGenerator(setup.ids, systemClock);
 configureJobRoots(setup.jobRoots, setup.jobPackages);
 wireBuiltins(resolveTask, scheduleTask);
 captureConsole();
+trackLeftovers();
 
 const post = (message: FromThread) => port.postMessage(message);
 
@@ -70,7 +72,7 @@ const isRunning = (execution: Execution) => running?.execution === execution;
 function onUncaught(error: unknown): void {
   const execution = currentExecution();
   if (execution && !isRunning(execution)) {
-    strayWork(execution, `threw after its attempt ended: ${toErrorData(error).message}`);
+    strayWork(execution, `left work running that threw after its attempt ended (refused): ${toErrorData(error).message}`);
     return;
   }
   post({ type: "crash", error: toErrorData(error) });
@@ -83,11 +85,11 @@ async function run(request: RunRequest): Promise<void> {
   // `execution` is declared below; these closures run only once the attempt is under way.
   const write = (level: string, text: string) => {
     if (isRunning(execution)) post({ type: "log", level, text });
-    else strayWork(execution, "wrote to its log after its attempt ended");
+    else strayWork(execution, "left work running that wrote to its log after its attempt ended (refused)");
   };
   const plane = remotePlane((method, args) => {
     if (isRunning(execution)) return callWorker(method, args);
-    strayWork(execution, `called data operation ${method} after its attempt ended`);
+    strayWork(execution, `left work running that called data operation ${method} after its attempt ended (refused)`);
     return Promise.reject(new Error(`this task attempt has ended: work it left running may not call ${method}`));
   });
   const context: TaskContext = {
@@ -111,6 +113,7 @@ async function run(request: RunRequest): Promise<void> {
     plane,
   };
   running = { controller, execution };
+  watchAttempt(execution);
   let ranVersion: string | undefined;
   try {
     const result = await executions.run(execution, async () => {
@@ -122,12 +125,20 @@ async function run(request: RunRequest): Promise<void> {
       return definition.fn(kwargs as never, context);
     });
     const resultJson = toStoredJson(result, `result of task "${request.entrypoint}"`);
+    reportLeftovers(execution);
     post({ type: "ran", ok: true, resultJson, children: execution.children, ranVersion });
   } catch (error) {
+    reportLeftovers(execution);
     post({ type: "ran", ok: false, error: toErrorData(error), ranVersion });
   } finally {
     running = null;
   }
+}
+
+/** Before the outcome, so the worker knows to replace this thread before it could take another task. */
+function reportLeftovers(execution: Execution): void {
+  const left = leftBehind(execution);
+  if (left !== undefined) strayWork(execution, left);
 }
 
 /**
@@ -170,7 +181,11 @@ port.on("message", (message: ToThread) => {
     case "abort": {
       // Listeners run on the attempt's path, so what they write (console included) goes to its log.
       const attempt = running;
-      if (attempt) executions.run(attempt.execution, () => attempt.controller.abort(new Error(message.reason)));
+      if (attempt) {
+        executions.run(attempt.execution, () => attempt.controller.abort(new Error(message.reason)));
+        // Its child processes stop with it: a timed-out or cancelled task's `sleep 300` ran on.
+        endChildren(attempt.execution);
+      }
       break;
     }
     case "data-reply":
