@@ -510,6 +510,15 @@ forEachBackend("a worker holding other code than the run started with", (backend
     expect(logs.content).toMatch(/WARNING this worker's copy of the job's files is version [0-9a-f]{16}, not 0123456789abcdef, the version the run started with/);
     expect(lines.join("")).toMatch(/ran this machine's copy of test\/fixtures\/jobs\.ts \(version [0-9a-f]{16}\), not version 0123456789abcdef/);
   });
+
+  // Found by a review: a task defined in another file than its job has its own version, and was
+  // warned of on every run.
+  it("says nothing of a task whose module is not the job's", async () => {
+    const job = await runAndWait(h, "test/fixtures/split-job.ts:split", { n: 2 });
+    expect(job.status).toBe("COMPLETED");
+    for (const task of job.tasks) expect(((await h.call("get_task_logs", { id: task.id })) as TaskLogsView).content, task.name).not.toMatch(/WARNING/);
+    expect(lines.filter((line) => line.includes(job.id))).toEqual([]);
+  });
 });
 
 forEachBackend("engine with one slot", (backend) => {

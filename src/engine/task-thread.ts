@@ -147,6 +147,9 @@ function reportLeftovers(execution: Execution): void {
  * server). It runs what it has, as before, but says so in the attempt's log.
  */
 function otherVersion(request: RunRequest, write: (level: string, text: string) => void): string | undefined {
+  // The run's version is its job module's (with what it imports): only the entry task's entrypoint
+  // is that module. A task defined in another file has a version of its own, never equal to it.
+  if (request.kind !== "job") return undefined;
   const ran = loadedVersion(request.entrypoint);
   if (request.codeVersion === null || ran === null || ran === request.codeVersion) return undefined;
   write("WARNING", `this worker's copy of the job's files is version ${ran}, not ${request.codeVersion}, the version the run started with (edited since, or this machine holds other code than the one the run was made on): it runs its own copy`);
