@@ -3,7 +3,8 @@
 import { ServiceError, invalid } from "../../core/errors.js";
 import { PurgeRequest, PurgeResult } from "../../models/objects.js";
 import { MAX_LIMIT } from "../../models/common.js";
-import { findAllObjects, findObjectById, listObjects } from "../../store/data-objects.js";
+import { findAllObjects, findObjectByTable, listObjects } from "../../store/data-objects.js";
+import type { DataObjectRow } from "../../store/schema.js";
 import { defineOperation } from "../define.js";
 import { dropUnderLease, inUseByRunningJob } from "./drop-objects.js";
 
@@ -40,11 +41,13 @@ export const purgeObjects = defineOperation({
     }
     const store = await columns();
     const deleted: string[] = [];
+    // What the name holds once a build in progress is done: the version listed, or the one that
+    // replaced it (same name and scope), while it still fits the filter's times.
+    const fits = (row: DataObjectRow) => (before === undefined || Number(row.created_at) < before) && (after === undefined || Number(row.created_at) > after);
     for (const row of rows) {
-      // Under the name's lease (see dropUnderLease): a version replaced meanwhile is not the one matched.
       const stillMatched = async () => {
-        const current = await findObjectById(ctx.db, row.id);
-        return current && !(await inUseByRunningJob(ctx.db, current)) ? current : undefined;
+        const current = await findObjectByTable(ctx.db, row.table_name);
+        return current && fits(current) && !(await inUseByRunningJob(ctx.db, current)) ? current : undefined;
       };
       try {
         if (await dropUnderLease(ctx, store, row, stillMatched)) deleted.push(row.name);
