@@ -295,7 +295,11 @@ forEachBackend("Problems", (backend) => {
     expect(declared.json()).toMatchObject({ code: "unsupported_media_type", detail: 'charset "iso-8859-1" is not accepted: send the JSON body as UTF-8' });
     // UTF-8, declared or not, in any spelling, is read as before.
     const utf8 = Buffer.from('{"name":"never-registered","kwargs":{"s":"zéz"}}');
-    for (const type of ["application/json", "application/json; charset=UTF-8", 'application/json;charset="utf8"']) expect((await send("/api/v0/jobs:run", type, utf8)).statusCode).toBe(404);
+    for (const type of ["application/json", "application/json; charset=UTF-8", 'application/json;charset="utf8"', "application/json; charset=us-ascii", "application/json; charset="]) {
+      expect((await send("/api/v0/jobs:run", type, utf8)).statusCode, type).toBe(404);
+    }
+    // No bytes, no charset to get wrong (found by a review: a cancel with such a header was 415).
+    expect((await send("/api/v0/jobs/1/cancel", "application/json; charset=iso-8859-1", Buffer.alloc(0))).statusCode).toBe(404);
     const mcp = await send("/mcp", "application/json", Buffer.concat([Buffer.from('{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"x":"'), Buffer.from([0xff]), Buffer.from('"}}')]));
     expect(mcp.statusCode).toBe(400);
     expect(mcp.json()).toMatchObject({ error: { code: -32700 } });

@@ -93,8 +93,9 @@ export async function buildHttpApp(
     const encoding = request.headers["content-encoding"];
     // Compressed, it would be read as text all the same (a gzip body with a JSON header was).
     if (encoding !== undefined && encoding.trim().toLowerCase() !== "identity") return done(contentEncodingRefusal(encoding), undefined);
-    const charset = declaredCharset(request.headers["content-type"]);
-    if (charset !== undefined && charset !== "utf-8" && charset !== "utf8") return done(charsetRefusal(charset), undefined);
+    // A body with no bytes has no charset to get wrong (a cancel sent with a header naming one).
+    const charset = body.length === 0 ? undefined : declaredCharset(request.headers["content-type"]);
+    if (charset !== undefined && !UTF8_CHARSETS.has(charset)) return done(charsetRefusal(charset), undefined);
     if (typeof body !== "string" && !isUtf8(body)) return done(notUtf8Refusal(), undefined);
     const text = body.toString("utf8");
     if (text.trim() === "") return done(null, undefined);
@@ -203,10 +204,13 @@ function plainJson(text: string): { value: unknown } | undefined {
 }
 
 /** Fastify's refusal of a request body it could not read as JSON. */
-/** The charset parameter of a Content-Type, lower-cased and unquoted; undefined when it names none. */
+/** Charsets whose bytes UTF-8 reads as they are meant (ASCII is a subset of it). */
+const UTF8_CHARSETS = new Set(["utf-8", "utf8", "us-ascii", "ascii"]);
+
+/** The charset parameter of a Content-Type, lower-cased and unquoted; undefined when it names none (or an empty one). */
 function declaredCharset(contentType: string | undefined): string | undefined {
   const match = /;\s*charset\s*=\s*("?)([^";\s]*)\1/i.exec(contentType ?? "");
-  return match ? match[2]!.toLowerCase() : undefined;
+  return match && match[2] !== "" ? match[2]!.toLowerCase() : undefined;
 }
 
 function isBodyParseError(error: unknown): boolean {

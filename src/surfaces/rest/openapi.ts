@@ -75,7 +75,7 @@ function operationObject(op: AnyOperation, components: SchemaComponents) {
       ...(inPath.length || http.errors?.includes(404) ? { "404": problemResponse("No such resource") } : {}),
       ...((http.conflicts ?? op.mutates) ? { "409": problemResponse("Conflicts with the resource's current state") } : {}),
       ...(requestBody ? { "413": problemResponse("The request body is larger than the server takes (code payload_too_large)") } : {}),
-      ...(requestBody ? { "415": problemResponse("The request body is not sent as JSON: Content-Type must be application/json (code unsupported_media_type)") } : {}),
+      ...(requestBody ? { "415": problemResponse("The request body is not sent as plain JSON: Content-Type must be application/json, in UTF-8 (no other charset), with no Content-Encoding (code unsupported_media_type)") } : {}),
       ...(isPublic && Object.keys(properties).length === 0 ? {} : { "422": problemResponse("Invalid input") }),
       ...(http.errors?.includes(429) ? { "429": problemResponse("Too many failed logins for this username: wait for Retry-After seconds") } : {}),
       ...(http.errors?.includes(503) ? { "503": problemResponse("Unavailable for now: a worker that could not start (code worker_spawn_failed), or too many logins waiting (code busy, with Retry-After)") } : {}),
