@@ -610,6 +610,10 @@ forEachBackend("users: the store and the CLI's user commands", (backend) => {
     // A value outside the field's choices is invalid input, as REST's 422.
     expect(role.code).toBe(4);
     expect(role.err).toMatch(/role/);
+    // Refused before the password is asked for (found by a review: it prompted first).
+    const unasked = await cli(null, "user", "create", "--username", "third", "--role", "owner");
+    expect(unasked.code).toBe(4);
+    expect(unasked.err).toMatch(/^error: role: Invalid option: expected one of "admin"\|"viewer" \(invalid\)/);
     const taken = await cli(null, "user", "create", "--username", "first", "--password", "long enough", "--role", "viewer");
     expect(taken.code).toBe(3);
     expect(taken.err).toContain("name_taken");

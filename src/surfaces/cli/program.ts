@@ -4,7 +4,7 @@
 import { Command, InvalidArgumentError, Option } from "commander";
 import { stringify as stringifyYaml } from "yaml";
 import { visibleControls } from "../../core/control-chars.js";
-import { EXIT_CODES, isServiceError, storeOutage, toProblem } from "../../core/errors.js";
+import { EXIT_CODES, invalid, isServiceError, storeOutage, toProblem } from "../../core/errors.js";
 import type { AnyOperation } from "../../operations/index.js";
 import { coerceTextInput, inputSchemaOf } from "../../operations/schemas.js";
 import { type WatchEvents, followJob, followTaskLog, resolveJobResult } from "./follow.js";
@@ -149,7 +149,16 @@ export function addOperationCommands(program: Command, operations: readonly AnyO
         if (value !== undefined && !args.includes(name)) input[name] = value;
       }
       const fromStdin = op.cli!.stdin;
-      if (fromStdin && input[fromStdin] === undefined && io.readLine) input[fromStdin] = await io.readLine();
+      if (fromStdin && input[fromStdin] === undefined && io.readLine) {
+        // A choice outside its list is refused before a password is asked for, not after.
+        for (const [name, field] of Object.entries(schema.properties ?? {})) {
+          const value = input[name];
+          if (Array.isArray(field.enum) && typeof value === "string" && !field.enum.map(String).includes(value)) {
+            throw invalid(`${name}: Invalid option: expected one of ${field.enum.map((choice) => JSON.stringify(choice)).join("|")}`);
+          }
+        }
+        input[fromStdin] = await io.readLine();
+      }
       if (op.cli!.followLog && options.follow) {
         const { attempt } = coerceTextInput(op, input) as { attempt?: number };
         // Text for a person (each piece ends with a newline, which the output stream adds again);
