@@ -128,6 +128,13 @@ forEachBackend("task isolation", (backend) => {
     expect((await run(h, hostile("afterJob"))).status).toBe("COMPLETED");
   });
 
+  // Found by trying the product: a 50 MB result was stored, and every read of its task sent it.
+  it("fails a task whose result is over 16 MiB, saying what to do instead", async () => {
+    const job = await run(h, hostile("hugeResultJob"));
+    expect(job.status).toBe("FAILED");
+    expect(job.tasks.find((t) => t.name === "huge_result")!.error).toMatch(/its result is 17\.0 MiB as JSON, over the 16 MiB a result may be: return a data object/);
+  });
+
   it("keeps the service's credentials from task code, and the rest of the environment in reach", async () => {
     const job = await run(h, hostile("environmentJob"));
     expect(job.status).toBe("COMPLETED");

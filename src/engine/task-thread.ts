@@ -125,6 +125,7 @@ async function run(request: RunRequest): Promise<void> {
       return definition.fn(kwargs as never, context);
     });
     const resultJson = toStoredJson(result, `result of task "${request.entrypoint}"`);
+    refuseHugeResult(resultJson);
     reportLeftovers(execution);
     post({ type: "ran", ok: true, resultJson, children: execution.children, ranVersion });
   } catch (error) {
@@ -132,6 +133,22 @@ async function run(request: RunRequest): Promise<void> {
     post({ type: "ran", ok: false, error: toErrorData(error), ranVersion });
   } finally {
     running = null;
+  }
+}
+
+/**
+ * A result is a row of the SQL store, read whole by every get of its task and by each task that
+ * depends on it: a 50 MB string was taken, and every read of the task then sent 52 MB. Data goes
+ * in data objects.
+ */
+const MAX_RESULT_BYTES = 16 * 1024 * 1024;
+
+function refuseHugeResult(resultJson: string): void {
+  // Characters first: a string shorter than the limit in UTF-16 units can still be over it in bytes.
+  if (resultJson.length * 3 <= MAX_RESULT_BYTES) return;
+  const bytes = Buffer.byteLength(resultJson);
+  if (bytes > MAX_RESULT_BYTES) {
+    throw new Error(`its result is ${(bytes / 1024 / 1024).toFixed(1)} MiB as JSON, over the 16 MiB a result may be: return a data object (createObject) for data, or a smaller value`);
   }
 }
 
