@@ -93,7 +93,7 @@ forEachBackend("task isolation", (backend) => {
       expect(readFileSync(logPath, "utf8")).not.toMatch(/tick from an interval/);
     }
     // Its interval is found when the task ends (or, had it been missed, when it writes to the log).
-    await waitFor("the leftovers to be reported", async () => logged.some((line) => /task \d+ of job \d+ left (work running that (wrote to its log|threw)|\d+ timer\(s\) or interval\(s\) due when it ended).*its thread is replaced/.test(line)));
+    await waitFor("the leftovers to be reported", async () => logged.some((line) => /task \d+ \(test\/fixtures\/hostile-jobs\.ts:leave_work_behind\) of job \d+ left (work running that (wrote to its log|threw)|\d+ timer\(s\) or interval\(s\) due when it ended).*its thread is replaced/.test(line)));
     expect((await run(h, hostile("afterJob"))).status).toBe("COMPLETED");
   });
 
@@ -107,7 +107,7 @@ forEachBackend("task isolation", (backend) => {
     for (let round = 0; round < 4; round++) expect((await runWith("leakFilesJob", { n: 50 })).status).toBe("COMPLETED");
     // Each run's thread is replaced once it reported: its 52 descriptors close with it.
     await waitFor("the leaky threads' descriptors to close", async () => held() <= before, 20_000);
-    expect(logged.filter((line) => / left \d+ file/.test(line)).join("\n")).toMatch(/task \d+ of job \d+ left 52 file\(s\) open when it ended: its thread is replaced/);
+    expect(logged.filter((line) => / left \d+ file/.test(line)).join("\n")).toMatch(/task \d+ \(test\/fixtures\/hostile-jobs\.ts:leak_files\) of job \d+ left 52 file\(s\) open when it ended: its thread is replaced/);
 
     expect((await runWith("leaveIntervalJob", {})).status).toBe("COMPLETED");
     await waitFor("the interval to be reported", async () => logged.some((line) => /left 1 timer\(s\) or interval\(s\) due when it ended/.test(line)));

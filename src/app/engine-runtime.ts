@@ -44,8 +44,8 @@ export async function startEngine(service: OpenedService, options: EngineRuntime
     // Task code runs in threads, one per slot: the worker's concurrency is the pool's size.
     threads: new ThreadPool(options.concurrency, {
       ...service.threadOptions,
-      onStray: ({ jobId, taskId, what }) =>
-        service.log.warn(`task ${taskId} of job ${jobId} ${what}: its thread is replaced once the task it runs now ends`, {
+      onStray: ({ jobId, taskId, entrypoint, what }) =>
+        service.log.warn(`task ${taskId} (${entrypoint}) of job ${jobId} ${what}: its thread is replaced once the task it runs now ends`, {
           job_id: jobId,
           task_id: taskId,
         }),

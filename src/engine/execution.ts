@@ -14,6 +14,8 @@ import { newTaskRow } from "./task-rows.js";
 export interface Execution {
   jobId: bigint;
   taskId: bigint;
+  /** The task's `<module>:<name>`, for what is said of it. */
+  entrypoint: string;
   context: TaskContext;
   ids: IdGenerator;
   nowMs: () => number;

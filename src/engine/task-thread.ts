@@ -59,7 +59,7 @@ const straysReported = new WeakSet<Execution>();
 function strayWork(execution: Execution, what: string): void {
   if (straysReported.has(execution)) return;
   straysReported.add(execution);
-  post({ type: "stray", taskId: execution.taskId, jobId: execution.jobId, what });
+  post({ type: "stray", taskId: execution.taskId, jobId: execution.jobId, entrypoint: execution.entrypoint, what });
 }
 const isRunning = (execution: Execution) => running?.execution === execution;
 
@@ -102,6 +102,7 @@ async function run(request: RunRequest): Promise<void> {
   const execution: Execution = {
     jobId: request.jobId,
     taskId: request.taskId,
+    entrypoint: request.entrypoint,
     context,
     ids,
     nowMs: () => Date.now(),

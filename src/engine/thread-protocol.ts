@@ -118,6 +118,7 @@ export interface StrayWork {
   type: "stray";
   jobId: bigint;
   taskId: bigint;
+  entrypoint: string;
   /** What it did, as the rest of a sentence after "task <id> of job <id>". */
   what: string;
 }
