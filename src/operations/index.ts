@@ -75,7 +75,7 @@ export const operations: readonly AnyOperation[] = [
 
 export const operationByName = new Map(operations.map((op) => [op.name, op]));
 
-export { checkRole, invoke, describeIssues, parseInput } from "./invoke.js";
+export { checkInputBesides, checkRole, invoke, describeIssues, parseInput } from "./invoke.js";
 export { API_PREFIX, fillPath, mountedPath, pathParams } from "./paths.js";
 export type { Access, AnyOperation, Operation, HttpBinding, CliBinding } from "./define.js";
 export { inputModelOf, requiredRole } from "./define.js";

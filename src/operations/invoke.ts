@@ -37,6 +37,17 @@ export function parseInput<I extends z.ZodType, O extends z.ZodType>(op: Operati
   return parsed.data;
 }
 
+/**
+ * As parseInput, blind to one field: the CLI checks the rest before it reads that field (a password)
+ * from standard input, so a bad value is refused before anyone is asked for a secret.
+ */
+export function checkInputBesides(op: AnyOperation, rawInput: Record<string, unknown>, field: string): void {
+  const parsed = op.input.safeParse(dropUnsetNulls(op, rawInput));
+  if (parsed.success) return;
+  const issues = parsed.error.issues.filter((issue) => issue.path[0] !== field);
+  if (issues.length > 0) throw invalid(describeIssueList(issues));
+}
+
 // Compiled at an operation's first call: most processes call a few of the 40.
 const shapers = new WeakMap<Operation, OutputShaper>();
 function shaperOf(op: Operation): OutputShaper {
@@ -76,9 +87,13 @@ function fieldWithNul(input: unknown): string | null {
 
 /** "limit: Too big: expected number to be <=500; kwargs.n: …" */
 export function describeIssues(error: z.ZodError): string {
+  return describeIssueList(error.issues);
+}
+
+function describeIssueList(issues: z.ZodError["issues"]): string {
   // One issue per field: 1e20 for an int with a maximum broke both checks, and said so twice.
   const seen = new Set<string>();
-  return error.issues
+  return issues
     .filter((issue) => {
       const key = issue.path.map(String).join("\0");
       if (key === "") return true;

@@ -4,8 +4,8 @@
 import { Command, InvalidArgumentError, Option } from "commander";
 import { stringify as stringifyYaml } from "yaml";
 import { visibleControls } from "../../core/control-chars.js";
-import { EXIT_CODES, invalid, isServiceError, storeOutage, toProblem } from "../../core/errors.js";
-import type { AnyOperation } from "../../operations/index.js";
+import { EXIT_CODES, isServiceError, storeOutage, toProblem } from "../../core/errors.js";
+import { type AnyOperation, checkInputBesides } from "../../operations/index.js";
 import { coerceTextInput, inputSchemaOf } from "../../operations/schemas.js";
 import { type WatchEvents, followJob, followTaskLog, resolveJobResult } from "./follow.js";
 import { type LogPiece, logNotice, logPieceText, taskLogPieces } from "./task-log-text.js";
@@ -150,13 +150,8 @@ export function addOperationCommands(program: Command, operations: readonly AnyO
       }
       const fromStdin = op.cli!.stdin;
       if (fromStdin && input[fromStdin] === undefined && io.readLine) {
-        // A choice outside its list is refused before a password is asked for, not after.
-        for (const [name, field] of Object.entries(schema.properties ?? {})) {
-          const value = input[name];
-          if (Array.isArray(field.enum) && typeof value === "string" && !field.enum.map(String).includes(value)) {
-            throw invalid(`${name}: Invalid option: expected one of ${field.enum.map((choice) => JSON.stringify(choice)).join("|")}`);
-          }
-        }
+        // The other fields are refused before a password is asked for (a bad --role was refused after).
+        checkInputBesides(op, coerceTextInput(op, input), fromStdin);
         input[fromStdin] = await io.readLine();
       }
       if (op.cli!.followLog && options.follow) {
