@@ -32,6 +32,7 @@ import { defaultTimeoutMsOf } from "./task-rows.js";
 import { type RunHandlers, type TaskThread, ThreadCrash, type ThreadPool } from "./thread-pool.js";
 import type { RunOutcome, RunRequest } from "./thread-protocol.js";
 import { MODULE_CHANGED } from "./loader.js";
+import { parseEntrypoint } from "./entrypoints.js";
 
 export interface EngineDeps {
   db: Store;
@@ -347,19 +348,13 @@ async function refuseMissingReferences(db: Store, children: NewChild[], resultRe
   }
 }
 
-/** The stored arguments with the results of the tasks they reference in place. */
-/** Versions this process warned of, per job and module: once each, not once per task of a fan-out (the last 1,000). */
-const warnedVersions = new Set<string>();
-
+/** Only a job's entry task reports another version (task-thread.ts otherVersion): one line per such attempt. */
 function warnOtherVersion(log: Logger, task: TaskRow, version: string): void {
-  const module = task.entrypoint.slice(0, task.entrypoint.lastIndexOf(":"));
-  const key = `${task.job_id}\n${module}\n${version}`;
-  if (warnedVersions.has(key)) return;
-  if (warnedVersions.size >= 1_000) warnedVersions.clear();
-  warnedVersions.add(key);
+  const { module } = parseEntrypoint(task.entrypoint);
   log.warn(`task ${task.id} of job ${task.job_id} ran this machine's copy of ${module} (version ${version}), not version ${task.code_version}, the one its run started with: the file was edited since, or this machine holds other code (every worker must hold the same: docs/DEPLOYMENT.md)`);
 }
 
+/** The stored arguments with the results of the tasks they reference in place. */
 async function resolveArguments(deps: EngineDeps, task: TaskRow): Promise<string> {
   const stored = JSON.parse(task.kwargs) as unknown;
   const references = collectReferences(stored);
