@@ -94,7 +94,8 @@ async function settleParked(ds: DataScope, parked: ParkedRow, succeeded: boolean
         throw error;
       }
       await back.catch(() => undefined);
-      // Deleted meanwhile (delete_object takes no lease): the deletion stands, for both versions.
+      // Deleted meanwhile by what drops without the lease (retention's cleanup of a job's objects):
+      // the deletion stands, for both versions.
       await deleteParked(ds.db, parked.parked_table);
       await drop(parked.parked_table);
       await drop(old.table_name);

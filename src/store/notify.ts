@@ -42,8 +42,9 @@ export function listenerConnectionString(connectionString: string): { connection
   const own = url.searchParams.get("application_name");
   if (!own) return { connectionString, application_name: "jobhouse-listener" };
   // pg takes the URL's parameter over the client option, so the name is changed in the URL itself.
-  url.searchParams.set("application_name", `${own.slice(0, 50)}:listener`);
-  return { connectionString: url.toString(), application_name: `${own.slice(0, 50)}:listener` };
+  const name = `${own.slice(0, 50)}:listener`;
+  url.searchParams.set("application_name", name);
+  return { connectionString: url.toString(), application_name: name };
 }
 
 export function openNotifyChannel(db: Store, connectionString: string, onError: (error: unknown) => void, onReconnected: () => void = () => undefined): NotifyChannel {

@@ -13,11 +13,12 @@ import type { DataObjectRow } from "../../store/schema.js";
 const BUILD_WAIT_MS = 10_000;
 
 /**
- * Drops the object `find` names (it refuses or passes over one a running job still needs), holding its name's lease (what makeObject holds while it builds
- * and swaps a replacement in): a drop that landed between a replacement's look-up and its swap
- * failed the replacing task on a missing table, or dropped the new table under the old row, which
- * left the registry naming a table that no longer existed. `find` runs inside the lease, so what
- * is dropped is what the name means once the build is done; undefined when it is gone by then.
+ * Drops the object `find` names (it refuses or passes over one a running job still needs), holding
+ * its name's lease (what makeObject holds while it builds and swaps a replacement in): a drop that
+ * landed between a replacement's look-up and its swap failed the replacing task on a missing
+ * table, or dropped the new table under the old row, which left the registry naming a table that
+ * no longer existed. `find` runs inside the lease, so what is dropped is what the name means once
+ * the build is done; undefined when it is gone by then.
  * A temp object's table is named after its own id: nothing else builds it.
  */
 export async function dropUnderLease(
