@@ -114,7 +114,7 @@ export function TaskPage({ id, attempt: asked }: { id: string | null; attempt?: 
           ) : null}
           {asked && shown !== named ? (
             <p className="muted" role="status">
-              This task has no attempt {JSON.stringify(asked).slice(1, -1).slice(0, 20)}: showing attempt {shown}, its {shown === 1 ? "only" : "latest"} one.
+              This task has no attempt {visibleBidi(asked.slice(0, 20))}: showing attempt {shown}, its {shown === 1 ? "only" : "latest"} one.
             </p>
           ) : null}
           {/* One per attempt: reused, it showed the last attempt's lines under the new one's name
